@@ -1,0 +1,244 @@
+package api
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// DecodeError is a body that could not be decoded: malformed JSON or YAML,
+// a value of the wrong type, or a field the type does not have. The server
+// answers it with 400 BadRequest.
+type DecodeError struct {
+	Field string // JSON path of the offending field; "" when syntax is at fault
+	Msg   string
+}
+
+// Error implements error, in the words Kubernetes uses for strict decoding.
+func (e *DecodeError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return "strict decoding error: " + e.Msg + " " + quote(e.Field)
+}
+
+// DecodeJSON decodes data into into (a pointer), rejecting unknown fields
+// with a DecodeError naming each one by its full path.
+func DecodeJSON(data []byte, into any) error {
+	var generic any
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&generic); err != nil {
+		return &DecodeError{Msg: "malformed JSON: " + err.Error()}
+	}
+	if d.More() {
+		return &DecodeError{Msg: "malformed JSON: unexpected data after the top-level value"}
+	}
+	if unknown := unknownFields(generic, reflect.TypeOf(into), Path{}, nil); len(unknown) > 0 {
+		return &DecodeError{Field: strings.Join(unknown, `", "`), Msg: "unknown field"}
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		return translateJSONError(err)
+	}
+	return nil
+}
+
+// DecodeYAML decodes one YAML (or JSON) document into into, with the same
+// strictness as DecodeJSON.
+func DecodeYAML(data []byte, into any) error {
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return &DecodeError{Msg: "malformed YAML: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}
+	}
+	return DecodeJSON(j, into)
+}
+
+// Decode decodes data as JSON when it looks like JSON and as YAML
+// otherwise.
+func Decode(data []byte, into any) error {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	if len(t) > 0 && t[0] == '{' {
+		if err := DecodeJSON(data, into); err == nil || !isSyntax(err) {
+			return err
+		}
+	}
+	return DecodeYAML(data, into)
+}
+
+func isSyntax(err error) bool {
+	var de *DecodeError
+	return errors.As(err, &de) && strings.HasPrefix(de.Msg, "malformed")
+}
+
+// DecodeObject decodes one document into the Go type its apiVersion and
+// kind name. Unknown kinds are a DecodeError.
+func DecodeObject(data []byte) (Object, error) {
+	var tm TypeMeta
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, &DecodeError{Msg: "malformed YAML: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}
+	}
+	if err := json.Unmarshal(j, &tm); err != nil {
+		return nil, &DecodeError{Msg: "malformed object: " + err.Error()}
+	}
+	if tm.Kind == "" || tm.APIVersion == "" {
+		return nil, &DecodeError{Msg: "object has no apiVersion or kind"}
+	}
+	r, ok := ResourceForKind(tm.APIVersion, tm.Kind)
+	if !ok {
+		return nil, &DecodeError{Msg: fmt.Sprintf("no kind %q is registered for version %q", tm.Kind, tm.APIVersion)}
+	}
+	obj := r.New()
+	if err := DecodeJSON(j, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// SplitYAML splits a multi-document YAML stream at "---" lines, dropping
+// documents that hold only whitespace and comments.
+func SplitYAML(data []byte) [][]byte {
+	var docs [][]byte
+	var cur bytes.Buffer
+	flush := func() {
+		if hasContent(cur.Bytes()) {
+			docs = append(docs, bytes.Clone(cur.Bytes()))
+		}
+		cur.Reset()
+	}
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		trimmed := bytes.TrimRight(line, " \t\r\n")
+		if bytes.Equal(trimmed, []byte("---")) || bytes.HasPrefix(trimmed, []byte("--- ")) {
+			flush()
+			continue
+		}
+		cur.Write(line)
+	}
+	flush()
+	return docs
+}
+
+func hasContent(doc []byte) bool {
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		t := bytes.TrimSpace(line)
+		if len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("...")) {
+			return true
+		}
+	}
+	return false
+}
+
+func translateJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "(root)"
+		}
+		return &DecodeError{Msg: fmt.Sprintf("%s: expected %s, got %s", field, typeName(te.Type), te.Value)}
+	}
+	return &DecodeError{Msg: "invalid value: " + strings.TrimPrefix(err.Error(), "json: ")}
+}
+
+func typeName(t reflect.Type) string {
+	if t == nil {
+		return "value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	}
+	return t.String()
+}
+
+var (
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// unknownFields walks the generic JSON value v against Go type t and
+// appends the path of every object key t has no field for.
+func unknownFields(v any, t reflect.Type, p Path, out []string) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(jsonUnmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		return out
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return out // a type error json.Unmarshal reports
+		}
+		fields := jsonFieldsOf(t)
+		for k, val := range m {
+			ft, ok := fields[k]
+			if !ok {
+				out = append(out, p.Child(k).String())
+				continue
+			}
+			out = unknownFields(val, ft, p.Child(k), out)
+		}
+	case reflect.Map:
+		if m, ok := v.(map[string]any); ok {
+			for k, val := range m {
+				out = unknownFields(val, t.Elem(), p.Key(k), out)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return out
+		}
+		if l, ok := v.([]any); ok {
+			for i, val := range l {
+				out = unknownFields(val, t.Elem(), p.Index(i), out)
+			}
+		}
+	}
+	return out
+}
+
+// jsonFieldsOf maps the JSON names of t's fields (with embedded structs
+// inlined, as encoding/json does) to their types.
+func jsonFieldsOf(t reflect.Type) map[string]reflect.Type {
+	fields := make(map[string]reflect.Type, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range jsonFieldsOf(ft) {
+					if _, dup := fields[k]; !dup {
+						fields[k] = v
+					}
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = f.Type
+	}
+	return fields
+}

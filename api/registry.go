@@ -1,0 +1,125 @@
+package api
+
+// ResourceInfo describes one kind of object the API serves: its names for
+// URLs and discovery, whether it is namespaced, and how to make an empty one.
+type ResourceInfo struct {
+	Group      string // "" for core, "apps"
+	Version    string // "v1"
+	Resource   string // plural, as in URLs: "pods"
+	Singular   string // "pod"
+	Kind       string // "Pod"
+	ShortNames []string
+	Namespaced bool
+	HasStatus  bool // has a /status subresource
+	New        func() Object
+}
+
+// GroupVersion returns "v1" for the core group and "group/v1" otherwise,
+// as written in apiVersion.
+func (r *ResourceInfo) GroupVersion() string {
+	if r.Group == "" {
+		return r.Version
+	}
+	return r.Group + "/" + r.Version
+}
+
+// ListKind returns the kind of a list of these objects ("PodList").
+func (r *ResourceInfo) ListKind() string { return r.Kind + "List" }
+
+// Resources returns every resource skiff serves, in discovery order. Each
+// call returns a fresh slice; callers may keep it.
+func Resources() []ResourceInfo {
+	return []ResourceInfo{
+		{Version: "v1", Resource: "namespaces", Singular: "namespace", Kind: "Namespace", ShortNames: []string{"ns"}, HasStatus: true, New: func() Object { return &Namespace{} }},
+		{Version: "v1", Resource: "nodes", Singular: "node", Kind: "Node", ShortNames: []string{"no"}, HasStatus: true, New: func() Object { return &Node{} }},
+		{Version: "v1", Resource: "pods", Singular: "pod", Kind: "Pod", ShortNames: []string{"po"}, Namespaced: true, HasStatus: true, New: func() Object { return &Pod{} }},
+		{Version: "v1", Resource: "events", Singular: "event", Kind: "Event", ShortNames: []string{"ev"}, Namespaced: true, New: func() Object { return &Event{} }},
+		{Version: "v1", Resource: "secrets", Singular: "secret", Kind: "Secret", Namespaced: true, New: func() Object { return &Secret{} }},
+		{Version: "v1", Resource: "configmaps", Singular: "configmap", Kind: "ConfigMap", ShortNames: []string{"cm"}, Namespaced: true, New: func() Object { return &ConfigMap{} }},
+		{Group: "apps", Version: "v1", Resource: "deployments", Singular: "deployment", Kind: "Deployment", ShortNames: []string{"deploy"}, Namespaced: true, HasStatus: true, New: func() Object { return &Deployment{} }},
+		{Group: "apps", Version: "v1", Resource: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", ShortNames: []string{"ds"}, Namespaced: true, HasStatus: true, New: func() Object { return &DaemonSet{} }},
+	}
+}
+
+// LookupResource finds a resource by plural, singular or short name, or
+// by kind (case-insensitive), as the CLI accepts them.
+func LookupResource(name string) (ResourceInfo, bool) {
+	for _, r := range Resources() {
+		if equalFold(name, r.Resource) || equalFold(name, r.Singular) || equalFold(name, r.Kind) {
+			return r, true
+		}
+		for _, s := range r.ShortNames {
+			if equalFold(name, s) {
+				return r, true
+			}
+		}
+	}
+	return ResourceInfo{}, false
+}
+
+// ResourceForKind finds the resource of apiVersion/kind ("v1", "Pod").
+func ResourceForKind(apiVersion, kind string) (ResourceInfo, bool) {
+	for _, r := range Resources() {
+		if r.Kind == kind && r.GroupVersion() == apiVersion {
+			return r, true
+		}
+	}
+	return ResourceInfo{}, false
+}
+
+// ResourceOf returns the resource of obj's Go type.
+func ResourceOf(obj Object) (ResourceInfo, bool) {
+	var kind string
+	switch obj.(type) {
+	case *Namespace:
+		kind = "Namespace"
+	case *Node:
+		kind = "Node"
+	case *Pod:
+		kind = "Pod"
+	case *Event:
+		kind = "Event"
+	case *Secret:
+		kind = "Secret"
+	case *ConfigMap:
+		kind = "ConfigMap"
+	case *Deployment:
+		kind = "Deployment"
+	case *DaemonSet:
+		kind = "DaemonSet"
+	default:
+		return ResourceInfo{}, false
+	}
+	for _, r := range Resources() {
+		if r.Kind == kind {
+			return r, true
+		}
+	}
+	return ResourceInfo{}, false
+}
+
+// SetTypeMeta fills obj's apiVersion and kind from its Go type.
+func SetTypeMeta(obj Object) {
+	if r, ok := ResourceOf(obj); ok {
+		*obj.GetTypeMeta() = TypeMeta{APIVersion: r.GroupVersion(), Kind: r.Kind}
+	}
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		ca, cb := a[i], b[i]
+		if 'A' <= ca && ca <= 'Z' {
+			ca += 'a' - 'A'
+		}
+		if 'A' <= cb && cb <= 'Z' {
+			cb += 'a' - 'A'
+		}
+		if ca != cb {
+			return false
+		}
+	}
+	return true
+}
