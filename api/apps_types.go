@@ -99,13 +99,13 @@ type RollingUpdateDaemonSet struct {
 
 // DaemonSetStatus is the observed state of a DaemonSet.
 type DaemonSetStatus struct {
-	CurrentNumberScheduled int32                `json:"currentNumberScheduled"`
-	NumberMisscheduled     int32                `json:"numberMisscheduled"`
-	DesiredNumberScheduled int32                `json:"desiredNumberScheduled"`
-	NumberReady            int32                `json:"numberReady"`
-	ObservedGeneration     int64                `json:"observedGeneration,omitempty"`
-	UpdatedNumberScheduled int32                `json:"updatedNumberScheduled,omitempty"`
-	NumberAvailable        int32                `json:"numberAvailable,omitempty"`
-	NumberUnavailable      int32                `json:"numberUnavailable,omitempty"`
+	CurrentNumberScheduled int32                 `json:"currentNumberScheduled"`
+	NumberMisscheduled     int32                 `json:"numberMisscheduled"`
+	DesiredNumberScheduled int32                 `json:"desiredNumberScheduled"`
+	NumberReady            int32                 `json:"numberReady"`
+	ObservedGeneration     int64                 `json:"observedGeneration,omitempty"`
+	UpdatedNumberScheduled int32                 `json:"updatedNumberScheduled,omitempty"`
+	NumberAvailable        int32                 `json:"numberAvailable,omitempty"`
+	NumberUnavailable      int32                 `json:"numberUnavailable,omitempty"`
 	Conditions             []DeploymentCondition `json:"conditions,omitempty"`
 }

@@ -34,13 +34,13 @@ type Taint struct {
 
 // NodeStatus is the observed state of a node, reported by its agent.
 type NodeStatus struct {
-	Capacity        ResourceList    `json:"capacity,omitempty"`
-	Allocatable     ResourceList    `json:"allocatable,omitempty"`
-	Conditions      []NodeCondition `json:"conditions,omitempty"`
-	Addresses       []NodeAddress   `json:"addresses,omitempty"`
+	Capacity        ResourceList        `json:"capacity,omitempty"`
+	Allocatable     ResourceList        `json:"allocatable,omitempty"`
+	Conditions      []NodeCondition     `json:"conditions,omitempty"`
+	Addresses       []NodeAddress       `json:"addresses,omitempty"`
 	DaemonEndpoints NodeDaemonEndpoints `json:"daemonEndpoints,omitzero"`
-	NodeInfo        NodeSystemInfo  `json:"nodeInfo,omitzero"`
-	Images          []ContainerImage `json:"images,omitempty"`
+	NodeInfo        NodeSystemInfo      `json:"nodeInfo,omitzero"`
+	Images          []ContainerImage    `json:"images,omitempty"`
 }
 
 // Node condition types.

@@ -49,10 +49,10 @@ type PodSpec struct {
 
 // PodSecurityContext holds pod-level security settings.
 type PodSecurityContext struct {
-	RunAsUser    *int64  `json:"runAsUser,omitempty"`
-	RunAsGroup   *int64  `json:"runAsGroup,omitempty"`
-	RunAsNonRoot *bool   `json:"runAsNonRoot,omitempty"`
-	FSGroup      *int64  `json:"fsGroup,omitempty"` // stored only
+	RunAsUser          *int64  `json:"runAsUser,omitempty"`
+	RunAsGroup         *int64  `json:"runAsGroup,omitempty"`
+	RunAsNonRoot       *bool   `json:"runAsNonRoot,omitempty"`
+	FSGroup            *int64  `json:"fsGroup,omitempty"` // stored only
 	SupplementalGroups []int64 `json:"supplementalGroups,omitempty"`
 }
 
@@ -77,7 +77,7 @@ type VolumeSource struct {
 
 // HostPathVolumeSource mounts a path of the node.
 type HostPathVolumeSource struct {
-	Path string `json:"path"`
+	Path string  `json:"path"`
 	Type *string `json:"type,omitempty"`
 }
 
