@@ -1,0 +1,321 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// Defaults for Config.
+const (
+	DefaultCacheSize = 1024
+	DefaultCacheTTL  = time.Minute
+	// MaxDescriptionLen bounds a join token's description, in bytes.
+	MaxDescriptionLen = 512
+	// minAdminTokenLen refuses admin tokens short enough to guess.
+	minAdminTokenLen = 16
+)
+
+// Config wires a Tokens. Build it in cmd and check it with Validate.
+type Config struct {
+	// Store persists join tokens and node credentials. Required.
+	Store SecretStore
+	// CAHash is tlsutil.CAHash of ca.crt: 64 lowercase hex digits.
+	// Required.
+	CAHash string
+	// AdminToken is the content of admin.token (see EnsureAdminToken). ""
+	// disables admin authentication.
+	AdminToken string
+	// Clock decides token expiry and cache age. nil means the wall clock.
+	Clock clock.Clock
+	// CacheSize is how many node credentials Authenticate remembers; 0
+	// means DefaultCacheSize and a negative value disables the cache.
+	CacheSize int
+	// CacheTTL is how long a remembered credential is trusted without
+	// reading the store again; 0 means DefaultCacheTTL.
+	CacheTTL time.Duration
+}
+
+// Validate reports the first problem with c.
+func (c Config) Validate() error {
+	switch {
+	case c.Store == nil:
+		return errors.New("auth: config: Store is required")
+	case !isLowerHex(c.CAHash, caHashLen):
+		return fmt.Errorf("auth: config: CAHash must be %d lowercase hex digits", caHashLen)
+	case c.AdminToken != "" && !validAdminToken(c.AdminToken):
+		return fmt.Errorf("auth: config: AdminToken must be at least %d printable characters without spaces", minAdminTokenLen)
+	case c.CacheTTL < 0:
+		return errors.New("auth: config: CacheTTL must not be negative")
+	}
+	return nil
+}
+
+func validAdminToken(s string) bool {
+	if len(s) < minAdminTokenLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// Tokens issues and checks join tokens, exchanges them for node
+// credentials, and authenticates bearer tokens. The server's handlers call
+// it; it speaks no HTTP. It is safe for concurrent use. Create it with
+// NewTokens.
+type Tokens struct {
+	store     SecretStore
+	caHash    string
+	adminHash [sha256.Size]byte
+	hasAdmin  bool
+	clk       clock.Clock
+	cache     *credCache
+}
+
+// NewTokens validates cfg, applies its defaults and returns a Tokens.
+func NewTokens(cfg Config) (*Tokens, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.CacheSize == 0 {
+		cfg.CacheSize = DefaultCacheSize
+	}
+	if cfg.CacheTTL == 0 {
+		cfg.CacheTTL = DefaultCacheTTL
+	}
+	t := &Tokens{
+		store:  cfg.Store,
+		caHash: cfg.CAHash,
+		clk:    clock.Or(cfg.Clock),
+		cache:  newCredCache(cfg.CacheSize, cfg.CacheTTL),
+	}
+	if cfg.AdminToken != "" {
+		t.adminHash, t.hasAdmin = sha256.Sum256([]byte(cfg.AdminToken)), true
+	}
+	return t, nil
+}
+
+// JoinTokenInfo describes a stored join token, without its secret, for
+// `skiff token list`.
+type JoinTokenInfo struct {
+	ID          string
+	Description string
+	// Expires is when the token stops working; zero means never.
+	Expires time.Time
+	// Usage is what the token may be used for; always "join" today.
+	Usage string
+	// Created is the Secret's creation time as the store recorded it.
+	Created time.Time
+}
+
+// CreateJoinToken makes and stores a join token valid for ttl from now, or
+// forever when ttl is 0, and returns it; the secret is shown to the caller
+// once and then exists only as its hash.
+func (t *Tokens) CreateJoinToken(ctx context.Context, ttl time.Duration, description string) (JoinToken, error) {
+	if ttl < 0 {
+		return JoinToken{}, fmt.Errorf("auth: create join token: negative ttl %v", ttl)
+	}
+	if len(description) > MaxDescriptionLen {
+		return JoinToken{}, fmt.Errorf("auth: create join token: description longer than %d bytes", MaxDescriptionLen)
+	}
+	var expires time.Time
+	if ttl > 0 {
+		expires = t.clk.Now().Add(ttl).UTC().Truncate(time.Second)
+	}
+	// 36^6 ids make a collision rare; retry a few times rather than fail.
+	var err error
+	for range 3 {
+		var jt JoinToken
+		if jt, err = NewJoinToken(t.caHash); err != nil {
+			return JoinToken{}, err
+		}
+		rec := joinTokenRecord{id: jt.ID, secretHash: HashSecret(jt.Secret), description: description, expires: expires, usage: usageJoin}
+		err = t.store.CreateSecret(ctx, rec.secret())
+		if err == nil {
+			return jt, nil
+		}
+		if !api.IsAlreadyExists(err) {
+			break
+		}
+	}
+	return JoinToken{}, fmt.Errorf("auth: create join token: %w", err)
+}
+
+// ListJoinTokens returns every stored join token, sorted by ID, expired
+// ones included. Secrets of another type in SystemNamespace are skipped; a
+// join token Secret this package cannot decode is an error naming it.
+func (t *Tokens) ListJoinTokens(ctx context.Context) ([]JoinTokenInfo, error) {
+	secrets, err := t.store.ListSecrets(ctx, SystemNamespace)
+	if err != nil {
+		return nil, fmt.Errorf("auth: list join tokens: %w", err)
+	}
+	var out []JoinTokenInfo
+	for _, s := range secrets {
+		if s.Type != SecretTypeJoinToken {
+			continue
+		}
+		r, err := decodeJoinToken(s)
+		if err != nil {
+			return nil, fmt.Errorf("auth: list join tokens: %w", err)
+		}
+		out = append(out, JoinTokenInfo{ID: r.id, Description: r.description, Expires: r.expires, Usage: r.usage, Created: r.created})
+	}
+	slices.SortFunc(out, func(a, b JoinTokenInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// DeleteJoinToken deletes the join token with the given id, or returns an
+// error wrapping ErrTokenNotFound. Node credentials already obtained with
+// it stay valid. Deleting the default token also needs join.token removed,
+// or EnsureDefaultJoinToken restores it on the next start.
+func (t *Tokens) DeleteJoinToken(ctx context.Context, id string) error {
+	if !validTokenID(id) {
+		// Not quoted: users paste whole tokens here.
+		return fmt.Errorf("%w: a token id is %d lowercase letters or digits", ErrTokenNotFound, tokenIDLen)
+	}
+	name := JoinTokenSecretPrefix + id
+	s, err := t.store.GetSecret(ctx, SystemNamespace, name)
+	if api.IsNotFound(err) {
+		return fmt.Errorf("%w: %q", ErrTokenNotFound, id)
+	}
+	if err != nil {
+		return fmt.Errorf("auth: delete join token %q: %w", id, err)
+	}
+	if s.Type != SecretTypeJoinToken {
+		return fmt.Errorf("%w: %q", ErrTokenNotFound, id)
+	}
+	err = t.store.DeleteSecret(ctx, SystemNamespace, name)
+	if api.IsNotFound(err) {
+		return fmt.Errorf("%w: %q", ErrTokenNotFound, id)
+	}
+	if err != nil {
+		return fmt.Errorf("auth: delete join token %q: %w", id, err)
+	}
+	return nil
+}
+
+// checkJoinToken finds jt in the store and checks it at now: the CA hash,
+// then the secret, then expiry (so expiry is told only to a holder of the
+// secret).
+func (t *Tokens) checkJoinToken(ctx context.Context, jt JoinToken) error {
+	if jt.CAHash != t.caHash {
+		return ErrWrongCA
+	}
+	s, err := t.store.GetSecret(ctx, SystemNamespace, JoinTokenSecretPrefix+jt.ID)
+	if api.IsNotFound(err) {
+		return ErrInvalidToken
+	}
+	if err != nil {
+		return fmt.Errorf("auth: read join token: %w", err)
+	}
+	if s.Type != SecretTypeJoinToken {
+		return ErrInvalidToken
+	}
+	r, err := decodeJoinToken(s)
+	if err != nil {
+		return fmt.Errorf("auth: read join token: %w", err)
+	}
+	if !hashMatches(r.secretHash, jt.Secret) || r.usage != usageJoin {
+		return ErrInvalidToken
+	}
+	if !r.expires.IsZero() && !t.clk.Now().Before(r.expires) {
+		return ErrExpiredToken
+	}
+	return nil
+}
+
+// Join exchanges a join token for the credential of node nodeName (see
+// doc.go for its format) and returns it. It fails with ErrInvalidToken,
+// ErrWrongCA or ErrExpiredToken (possibly wrapped) for a bad token and
+// with ErrInvalidNodeName for a bad name.
+//
+// A name not yet joined gets a new credential. A name already joined
+// succeeds only when existingNodeCred is that node's credential, which is
+// then returned unchanged: re-joining is idempotent, and there is no
+// rotation whose answer, if lost on the way, would lock the node out. A
+// second machine with the same name and only the join token gets
+// ErrNodeNameTaken; to replace a machine, delete its credential first
+// (DeleteNodeCredential). An agent that holds a credential need not call
+// Join at all.
+func (t *Tokens) Join(ctx context.Context, token, nodeName, existingNodeCred string) (string, error) {
+	jt, err := ParseJoinToken(token)
+	if err != nil {
+		return "", err
+	}
+	if err := t.checkJoinToken(ctx, jt); err != nil {
+		return "", err
+	}
+	if err := validateNodeName(nodeName); err != nil {
+		return "", err
+	}
+	name := NodeCredentialSecretPrefix + nodeName
+	s, err := t.store.GetSecret(ctx, SystemNamespace, name)
+	if api.IsNotFound(err) {
+		return t.createNodeCredential(ctx, nodeName)
+	}
+	if err != nil {
+		return "", fmt.Errorf("auth: join node %q: read credential: %w", nodeName, err)
+	}
+	stored, err := decodeNodeCredential(s, nodeName)
+	if err != nil {
+		return "", fmt.Errorf("auth: join node %q: %w", nodeName, err)
+	}
+	node, secret, ok := parseNodeCredential(existingNodeCred)
+	if !ok || node != nodeName || !hashMatches(stored, secret) {
+		return "", ErrNodeNameTaken
+	}
+	return existingNodeCred, nil
+}
+
+func (t *Tokens) createNodeCredential(ctx context.Context, nodeName string) (string, error) {
+	cred, secret, err := newNodeCredential(nodeName)
+	if err != nil {
+		return "", err
+	}
+	err = t.store.CreateSecret(ctx, nodeCredentialSecret(nodeName, HashSecret(secret)))
+	if api.IsAlreadyExists(err) {
+		// Another machine joined with this name a moment ago.
+		return "", ErrNodeNameTaken
+	}
+	if err != nil {
+		return "", fmt.Errorf("auth: join node %q: store credential: %w", nodeName, err)
+	}
+	// A credential deleted out of band may still be cached.
+	t.cache.forget(nodeName)
+	return cred, nil
+}
+
+// DeleteNodeCredential deletes nodeName's credential, so the node can no
+// longer authenticate and its name can join afresh. From the moment it
+// returns, Authenticate refuses the old credential. A missing credential
+// is an error satisfying api.IsNotFound.
+func (t *Tokens) DeleteNodeCredential(ctx context.Context, nodeName string) error {
+	if err := validateNodeName(nodeName); err != nil {
+		return err
+	}
+	err := t.store.DeleteSecret(ctx, SystemNamespace, NodeCredentialSecretPrefix+nodeName)
+	// Forget even on failure: the cache must not outlive a deletion that
+	// happened some other way.
+	t.cache.forget(nodeName)
+	if err != nil {
+		return fmt.Errorf("auth: delete node credential %q: %w", nodeName, err)
+	}
+	return nil
+}
+
+// InvalidateNode drops anything cached about nodeName's credential. The
+// server calls it when it sees a node credential Secret change or go away
+// other than through Tokens (an admin editing skiff-system through the
+// API); without it such a change takes effect within Config.CacheTTL.
+func (t *Tokens) InvalidateNode(nodeName string) { t.cache.forget(nodeName) }
