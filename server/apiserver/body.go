@@ -1,0 +1,61 @@
+package apiserver
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/skiffhq/skiff/api"
+)
+
+// MaxBodyBytes is the largest request body accepted (SPEC: 3 MiB, 413 beyond).
+const MaxBodyBytes = 3 << 20
+
+// readBody reads r's body up to MaxBodyBytes.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxBodyBytes {
+		return nil, tooLarge()
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge()
+		}
+		return nil, api.NewBadRequest("read request body: %v", err)
+	}
+	return b, nil
+}
+
+func tooLarge() error {
+	return api.NewStatusError(http.StatusRequestEntityTooLarge, api.StatusReasonRequestEntityTooLarge,
+		"the request body is larger than %d bytes", MaxBodyBytes)
+}
+
+// mediaType returns the media type of r's Content-Type ("" when absent).
+func mediaType(r *http.Request) string {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ct
+	}
+	return mt
+}
+
+// decodeInto decodes body into obj by r's content type: JSON by default,
+// YAML for application/yaml (and friends). Unknown fields are an error.
+func decodeInto(r *http.Request, body []byte, obj any) error {
+	switch mediaType(r) {
+	case "", "application/json", "application/merge-patch+json":
+		return api.DecodeJSON(body, obj)
+	case "application/yaml", "application/x-yaml", "text/yaml", "application/apply-patch+yaml":
+		return api.DecodeYAML(body, obj)
+	default:
+		return api.NewStatusError(http.StatusUnsupportedMediaType, api.StatusReasonUnsupportedMediaType,
+			"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml")
+	}
+}

@@ -1,0 +1,29 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/storage"
+)
+
+// SystemNamespaces exist in every cluster: default for users, kube-system
+// for manifests written for Kubernetes, skiff-system for skiff's own
+// objects (join tokens, node credentials).
+func SystemNamespaces() []string { return []string{"default", "kube-system", "skiff-system"} }
+
+// Bootstrap creates the system namespaces that do not exist yet. It is
+// idempotent and safe to run at every start.
+func (s *Server) Bootstrap(ctx context.Context) error {
+	for _, name := range SystemNamespaces() {
+		ns := &api.Namespace{ObjectMeta: api.ObjectMeta{Name: name}}
+		prepareForCreate(ns, s.clock.Now())
+		api.SetDefaults(ns)
+		if err := s.store.Create(ctx, ns); err != nil && !errors.Is(err, storage.ErrExists) {
+			return fmt.Errorf("create namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,12 @@
+// Package apiserver serves skiff's Kubernetes-shaped REST API over a
+// storage.Store: list, get, create, update, merge-patch, delete and watch
+// for every kind in api.Resources(), their /status subresources, and the
+// Status error bodies SPEC.md fixes.
+//
+// It owns request decoding, defaulting and validation calls, the
+// create/update strategies (what a write may change) and the translation of
+// storage errors into HTTP codes. It does not own TLS, authentication,
+// authorization (Config.Authorize is a hook the caller fills with the
+// request's Attributes) or any background loop; handlers are safe for
+// concurrent use and hold no per-request state outside the request.
+package apiserver

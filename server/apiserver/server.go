@@ -1,0 +1,213 @@
+package apiserver
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/storage"
+)
+
+// Config holds what a Server needs. Store is required; the rest default.
+type Config struct {
+	Store  *storage.Store
+	Clock  clock.Clock
+	Logger *slog.Logger
+	// WatchHeartbeat is how often an idle watch stream gets a keep-alive
+	// newline (and a BOOKMARK when the client allows them). Default 5s.
+	WatchHeartbeat time.Duration
+	// Authorize, when set, is asked about every resource request after its
+	// URL is parsed and before anything else happens; see AuthorizeFunc.
+	// Nil allows everything (the caller authenticates and authorizes
+	// elsewhere, or not at all, as in tests).
+	Authorize AuthorizeFunc
+}
+
+// Validate reports a Config that cannot work.
+func (c *Config) Validate() error {
+	if c.Store == nil {
+		return errors.New("apiserver: config needs a store")
+	}
+	return nil
+}
+
+// Server answers the REST API. Create it with New; it is safe for
+// concurrent use by any number of requests.
+type Server struct {
+	store     *storage.Store
+	clock     clock.Clock
+	log       *slog.Logger
+	heartbeat time.Duration
+	resources []api.ResourceInfo
+	authz     AuthorizeFunc
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		store:     cfg.Store,
+		clock:     clock.Or(cfg.Clock),
+		log:       cfg.Logger,
+		heartbeat: cfg.WatchHeartbeat,
+		resources: api.Resources(),
+		authz:     cfg.Authorize,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.heartbeat <= 0 {
+		s.heartbeat = defaultHeartbeat
+	}
+	return s, nil
+}
+
+// route is a parsed resource URL.
+type route struct {
+	res       *api.ResourceInfo
+	namespace string
+	name      string
+	sub       string // "", "status" or "log"
+	watch     bool   // the legacy /watch/ prefix
+}
+
+// parseRoute parses the part of a URL after /api/v1/ or /apis/G/V/.
+func (s *Server) parseRoute(group, version string, segs []string) (route, error) {
+	var rt route
+	notFound := api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "the server could not find the requested resource")
+	if version != "v1" {
+		return rt, notFound
+	}
+	if len(segs) > 0 && segs[0] == "watch" {
+		rt.watch = true
+		segs = segs[1:]
+	}
+	if len(segs) >= 3 && segs[0] == "namespaces" && segs[2] != "status" && segs[2] != "finalize" {
+		rt.namespace = segs[1]
+		segs = segs[2:]
+		if rt.namespace == "" {
+			return rt, notFound
+		}
+	}
+	if len(segs) == 0 || len(segs) > 3 {
+		return rt, notFound
+	}
+	for i := range s.resources {
+		if r := &s.resources[i]; r.Group == group && r.Resource == segs[0] {
+			rt.res = r
+		}
+	}
+	if rt.res == nil {
+		return rt, notFound
+	}
+	if rt.namespace != "" && !rt.res.Namespaced {
+		return rt, notFound
+	}
+	if len(segs) > 1 {
+		rt.name = segs[1]
+		if rt.name == "" {
+			return rt, notFound
+		}
+	}
+	if len(segs) > 2 {
+		rt.sub = segs[2]
+		switch {
+		case rt.sub == "status" && rt.res.HasStatus:
+		case rt.sub == "log" && rt.res.Resource == "pods":
+		default:
+			return rt, notFound
+		}
+	}
+	if rt.res.Namespaced && rt.namespace == "" && rt.name != "" {
+		return rt, notFound
+	}
+	return rt, nil
+}
+
+// ServeResource handles every /api/v1/... and /apis/{group}/{version}/...
+// resource URL.
+func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
+	group, version, rest, ok := splitAPIPath(r.URL.Path)
+	if !ok {
+		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "the server could not find the requested resource"))
+		return
+	}
+	rt, err := s.parseRoute(group, version, rest)
+	if err != nil {
+		s.writeError(w, r, err, nil, "")
+		return
+	}
+	if !s.authorize(w, r, rt) {
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		switch {
+		case rt.sub == "log":
+			writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "logs need the node's agent, which this server cannot reach yet"))
+		case rt.name == "" && (rt.watch || isTrue(r.URL.Query().Get("watch"))):
+			s.watch(w, r, rt)
+		case rt.name == "":
+			s.list(w, r, rt)
+		default:
+			s.get(w, r, rt)
+		}
+	case http.MethodPost:
+		if rt.name != "" || (rt.res.Namespaced && rt.namespace == "") {
+			s.methodNotAllowed(w, r)
+			return
+		}
+		s.create(w, r, rt)
+	case http.MethodPut:
+		if rt.name == "" || rt.sub == "log" {
+			s.methodNotAllowed(w, r)
+			return
+		}
+		s.update(w, r, rt)
+	case http.MethodPatch:
+		if rt.name == "" || rt.sub == "log" {
+			s.methodNotAllowed(w, r)
+			return
+		}
+		s.patch(w, r, rt)
+	case http.MethodDelete:
+		if rt.name == "" || rt.sub != "" {
+			s.methodNotAllowed(w, r)
+			return
+		}
+		s.delete(w, r, rt)
+	default:
+		s.methodNotAllowed(w, r)
+	}
+}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	writeStatus(w, api.NewStatusError(http.StatusMethodNotAllowed, api.StatusReasonMethodNotAllowed,
+		"the server does not allow this method on the requested resource"))
+}
+
+// splitAPIPath splits "/api/v1/a/b" into ("", "v1", [a b]) and
+// "/apis/apps/v1/a" into ("apps", "v1", [a]).
+func splitAPIPath(p string) (group, version string, rest []string, ok bool) {
+	p = strings.TrimSuffix(p, "/")
+	switch {
+	case strings.HasPrefix(p, "/api/"):
+		segs := strings.Split(p[len("/api/"):], "/")
+		return "", segs[0], segs[1:], true
+	case strings.HasPrefix(p, "/apis/"):
+		segs := strings.Split(p[len("/apis/"):], "/")
+		if len(segs) < 2 {
+			return "", "", nil, false
+		}
+		return segs[0], segs[1], segs[2:], true
+	}
+	return "", "", nil, false
+}
+
+func isTrue(s string) bool { return s == "true" || s == "1" }

@@ -1,0 +1,185 @@
+package apiserver
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+)
+
+// This file holds the create and update strategies: what the server fills
+// in, resets or keeps when a client writes an object, per kind.
+
+// prepareForCreate fills server-owned metadata and resets what a client may
+// not set on create (status of workloads and pods).
+func prepareForCreate(obj api.Object, now time.Time) {
+	m := obj.GetObjectMeta()
+	m.UID = newUID()
+	m.CreationTimestamp = api.NewTime(now)
+	m.ResourceVersion = ""
+	m.DeletionTimestamp = nil
+	m.DeletionGracePeriodSeconds = nil
+	m.Generation = 1
+	switch o := obj.(type) {
+	case *api.Pod:
+		o.Status = api.PodStatus{Phase: api.PodPending}
+	case *api.Deployment:
+		o.Status = api.DeploymentStatus{}
+	case *api.DaemonSet:
+		o.Status = api.DaemonSetStatus{}
+	case *api.Namespace:
+		o.Status = api.NamespaceStatus{}
+	case *api.Secret:
+		mergeStringData(o)
+	}
+	api.SetTypeMeta(obj)
+}
+
+// prepareForUpdate returns the object to store when a client writes next
+// over cur. A main-resource write keeps cur's status; a status write keeps
+// everything of cur but the status. Server-owned metadata always comes from
+// cur. next is not modified.
+func prepareForUpdate(next, cur api.Object, sub string) (api.Object, error) {
+	var out api.Object
+	if sub == "status" {
+		c, err := deepCopy(cur)
+		if err != nil {
+			return nil, err
+		}
+		copyStatus(c, next)
+		out = c
+	} else {
+		n, err := deepCopy(next)
+		if err != nil {
+			return nil, err
+		}
+		copyStatus(n, cur)
+		if s, ok := n.(*api.Secret); ok {
+			mergeStringData(s)
+		}
+		out = n
+		if specChanged(n, cur) {
+			out.GetObjectMeta().Generation = cur.GetObjectMeta().Generation + 1
+		} else {
+			out.GetObjectMeta().Generation = cur.GetObjectMeta().Generation
+		}
+	}
+	om, cm := out.GetObjectMeta(), cur.GetObjectMeta()
+	om.UID = cm.UID
+	om.CreationTimestamp = cm.CreationTimestamp
+	om.DeletionTimestamp = cm.DeletionTimestamp
+	om.DeletionGracePeriodSeconds = cm.DeletionGracePeriodSeconds
+	om.ResourceVersion = cm.ResourceVersion
+	if sub == "" && om.Generation == 0 {
+		om.Generation = cm.Generation
+	}
+	api.SetTypeMeta(out)
+	return out, nil
+}
+
+// copyStatus sets dst's status to src's (same kind). Kinds without status
+// are left alone.
+func copyStatus(dst, src api.Object) {
+	switch d := dst.(type) {
+	case *api.Pod:
+		d.Status = src.(*api.Pod).Status
+	case *api.Node:
+		d.Status = src.(*api.Node).Status
+	case *api.Namespace:
+		d.Status = src.(*api.Namespace).Status
+	case *api.Deployment:
+		d.Status = src.(*api.Deployment).Status
+	case *api.DaemonSet:
+		d.Status = src.(*api.DaemonSet).Status
+	}
+}
+
+// specChanged reports whether the "spec" of a and b differ.
+func specChanged(a, b api.Object) bool {
+	sa, sb := specJSON(a), specJSON(b)
+	return sa == nil || sb == nil || !reflect.DeepEqual(sa, sb)
+}
+
+func specJSON(o api.Object) any {
+	var spec any
+	switch x := o.(type) {
+	case *api.Pod:
+		spec = x.Spec
+	case *api.Node:
+		spec = x.Spec
+	case *api.Deployment:
+		spec = x.Spec
+	case *api.DaemonSet:
+		spec = x.Spec
+	case *api.Namespace:
+		spec = x.Spec
+	default:
+		return struct{}{}
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	return v
+}
+
+func mergeStringData(s *api.Secret) {
+	if len(s.StringData) == 0 {
+		s.StringData = nil
+		return
+	}
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
+}
+
+// deepCopy copies obj through JSON: the types are plain data, and this
+// keeps copying correct as fields are added.
+func deepCopy(obj api.Object) (api.Object, error) {
+	r, ok := api.ResourceOf(obj)
+	if !ok {
+		return nil, fmt.Errorf("deep copy: unknown type %T", obj)
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("deep copy: %w", err)
+	}
+	out := r.New()
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, fmt.Errorf("deep copy: %w", err)
+	}
+	return out, nil
+}
+
+// newUID returns a random RFC 4122 version 4 UUID.
+func newUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// generatedName appends five random characters to prefix, from the same
+// alphabet Kubernetes uses (no vowels, no look-alikes).
+func generatedName(prefix string) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	var b [5]byte
+	rand.Read(b[:])
+	out := []byte(prefix)
+	for _, c := range b {
+		out = append(out, alphabet[int(c)%len(alphabet)])
+	}
+	return string(out)
+}

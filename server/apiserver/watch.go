@@ -1,0 +1,158 @@
+package apiserver
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/storage"
+)
+
+// defaultHeartbeat is how often an idle watch stream is written to, so a
+// dead peer is noticed within seconds on both sides.
+const defaultHeartbeat = 5 * time.Second
+
+// writeTimeout bounds each write of a watch stream; a client that stops
+// reading for this long is dropped.
+const writeTimeout = 10 * time.Second
+
+// watch streams newline-delimited watch events. Without a resourceVersion
+// (or with "0") it first sends the current objects as ADDED, as Kubernetes
+// does; with one it resumes after it. A compacted revision, or a watcher
+// cut off for being too slow, ends the stream with an ERROR event carrying
+// a 410 Status so the client relists.
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
+	q := r.URL.Query()
+	opts, err := s.listOptions(r, rt)
+	if err != nil {
+		s.writeError(w, r, err, rt.res, "")
+		return
+	}
+	var from int64
+	var initial [][]byte
+	switch rv := q.Get("resourceVersion"); rv {
+	case "", "0":
+		items, rev, err := s.store.ListRaw(r.Context(), rt.res.Resource, opts)
+		if err != nil {
+			s.writeError(w, r, err, rt.res, "")
+			return
+		}
+		initial, from = items, rev
+	default:
+		from, err = strconv.ParseInt(rv, 10, 64)
+		if err != nil || from < 0 {
+			writeStatus(w, api.NewBadRequest("resourceVersion must be a non-negative integer, not %q", rv))
+			return
+		}
+	}
+	var timeout <-chan time.Time
+	if ts := q.Get("timeoutSeconds"); ts != "" {
+		n, err := strconv.Atoi(ts)
+		if err != nil || n < 0 {
+			writeStatus(w, api.NewBadRequest("timeoutSeconds must be a non-negative integer, not %q", ts))
+			return
+		}
+		if n > 0 {
+			t := s.clock.NewTimer(time.Duration(n) * time.Second)
+			defer t.Stop()
+			timeout = t.C()
+		}
+	}
+	bookmarks := isTrue(q.Get("allowWatchBookmarks"))
+
+	watcher, err := s.store.Watch(r.Context(), rt.res.Resource, storage.WatchOptions{
+		Namespace: opts.Namespace, Revision: from, Labels: opts.Labels, Fields: opts.Fields,
+	})
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(b []byte) bool {
+		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return true
+	}
+	if err != nil {
+		send(errorEvent(err))
+		rc.Flush()
+		return
+	}
+	defer watcher.Stop()
+	for _, it := range initial {
+		if !send(eventLine(api.Added, it)) {
+			return
+		}
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	beat := s.clock.NewTicker(s.heartbeat)
+	defer beat.Stop()
+	last := from
+	for {
+		select {
+		case ev, ok := <-watcher.Events():
+			if !ok {
+				if err := watcher.Err(); err != nil {
+					send(errorEvent(err))
+					rc.Flush()
+				}
+				return
+			}
+			if !send(eventLine(ev.Type.String(), ev.Value)) {
+				return
+			}
+			last = ev.Revision
+			// Flush once the burst is written rather than per event.
+			if len(watcher.Events()) == 0 && rc.Flush() != nil {
+				return
+			}
+		case <-beat.C():
+			var b []byte
+			if bookmarks {
+				b = bookmarkLine(rt.res, last)
+			} else {
+				b = []byte("\n")
+			}
+			if !send(b) || rc.Flush() != nil {
+				return
+			}
+		case <-timeout:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func eventLine(typ string, obj []byte) []byte {
+	b := make([]byte, 0, len(obj)+32)
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","object":`...)
+	b = append(b, obj...)
+	return append(b, "}\n"...)
+}
+
+func bookmarkLine(res *api.ResourceInfo, rev int64) []byte {
+	return []byte(`{"type":"BOOKMARK","object":{"kind":"` + res.Kind + `","apiVersion":"` + res.GroupVersion() +
+		`","metadata":{"resourceVersion":"` + strconv.FormatInt(rev, 10) + `"}}}` + "\n")
+}
+
+// errorEvent renders the ERROR event that ends a stream: 410 Gone for a
+// compacted revision or a too-slow watcher, 500 otherwise.
+func errorEvent(err error) []byte {
+	var st *api.StatusError
+	switch {
+	case errors.Is(err, storage.ErrCompacted), errors.Is(err, storage.ErrTooSlow):
+		st = api.NewGone("too old resource version: %v", err)
+		st.Status.Reason = api.StatusReasonExpired
+	default:
+		st = toStatus(err, nil, "")
+	}
+	return append(mustJSON(api.WatchEvent{Type: api.Error, Object: &st.Status}), '\n')
+}
