@@ -51,10 +51,14 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
 
-# run starts a one-machine cluster with its data under ./.skiff/.
+# run starts a one-machine cluster with its data under ./.skiff/, in the
+# foreground (Ctrl-C stops it gracefully).
+RUN_DIR ?= ./.skiff
+RUN_LISTEN ?= 127.0.0.1:7443
 run: build
-	@./bin/skiff version
-	@echo "skiff server is not in this build yet (issue 3); 'make run' will start it on https://127.0.0.1:7443 with data under ./.skiff/."
+	@echo "skiff: data in $(RUN_DIR)/, admin token in $(RUN_DIR)/server/admin.token, dashboard https://$(RUN_LISTEN)/"
+	@echo "try:   curl --cacert $(RUN_DIR)/server/tls/ca.crt -H \"Authorization: Bearer \$$(cat $(RUN_DIR)/server/admin.token)\" https://$(RUN_LISTEN)/api/v1/namespaces"
+	@exec ./bin/skiff server --config "" --data-dir $(RUN_DIR) --listen $(RUN_LISTEN)
 
 package:
 	@echo "make package: not yet — deb/rpm packaging lands with the packaging issue (10)."

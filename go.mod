@@ -3,8 +3,13 @@ module github.com/skiffhq/skiff
 go 1.26.8
 
 require (
+	github.com/go-chi/chi/v5 v5.5.0
+	modernc.org/sqlite v1.60.1
+	sigs.k8s.io/yaml v1.6.0
+)
+
+require (
 	github.com/dustin/go-humanize v1.0.1 // indirect
-	github.com/go-chi/chi/v5 v5.5.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.0.0 // indirect
@@ -14,6 +19,4 @@ require (
 	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.60.1 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )

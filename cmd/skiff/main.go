@@ -27,7 +27,7 @@ type cliEnv struct {
 func commands() map[string]command {
 	return map[string]command{
 		"version":  {"print version, commit and Go version", runVersion},
-		"server":   {"run the control plane and a local agent", notYet("server", 3)},
+		"server":   {"run the control plane and a local agent", runServer},
 		"agent":    {"join a machine to a cluster and run its pods", notYet("agent", 5)},
 		"token":    {"create, list and delete join tokens", notYet("token", 3)},
 		"get":      {"list or show objects", notYet("get", 3)},

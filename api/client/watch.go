@@ -1,0 +1,131 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/skiffhq/skiff/api"
+)
+
+// WatchOptions narrows a Watch. ResourceVersion "" starts with the current
+// state (an ADDED event per existing object, as Kubernetes does); a
+// version from List or Watcher.ResourceVersion resumes just after it.
+type WatchOptions struct {
+	ListOptions
+	ResourceVersion string
+}
+
+// Watch opens a watch stream of res in ns (NamespaceAll for every
+// namespace). It returns once the server has answered: an error answer
+// (403, 410, ...) is returned here as *api.StatusError. The stream lives
+// until ctx is done, the server ends it, or Close is called; the client
+// timeout does not apply to it.
+func (c *Client) Watch(ctx context.Context, res api.ResourceInfo, ns string, opts WatchOptions) (*Watcher, error) {
+	if err := checkResource(res); err != nil {
+		return nil, err
+	}
+	q := opts.query()
+	q.Set("watch", "true")
+	q.Set("allowWatchBookmarks", "true")
+	if opts.ResourceVersion != "" {
+		q.Set("resourceVersion", opts.ResourceVersion)
+	}
+	resp, err := c.send(ctx, request{method: http.MethodGet, path: collectionPath(res, ns), query: q})
+	if err != nil {
+		return nil, err
+	}
+	return newWatcher(ctx, res, resp.Body, opts.ResourceVersion), nil
+}
+
+// Watcher reads the events of one watch stream. It is not safe for
+// concurrent use: one goroutine calls Next until it returns an error, then
+// Close. It holds the ctx given to Watch for the stream's lifetime.
+type Watcher struct {
+	ctx  context.Context
+	res  api.ResourceInfo
+	body io.ReadCloser
+	dec  *json.Decoder
+	rv   string
+	err  error // sticky: once set, Next returns it
+}
+
+func newWatcher(ctx context.Context, res api.ResourceInfo, body io.ReadCloser, rv string) *Watcher {
+	return &Watcher{ctx: ctx, res: res, body: body, dec: json.NewDecoder(body), rv: rv}
+}
+
+// Next blocks for the next ADDED, MODIFIED or DELETED event; its Object is
+// a typed api.Object (*api.Pod, ...). BOOKMARK events are consumed here:
+// they only advance ResourceVersion. An ERROR event is returned as its
+// *api.StatusError (IsGone(err) means: relist, then watch again). When the
+// server ends the stream Next returns io.EOF; when ctx is done, ctx.Err().
+// After any error Next keeps returning it.
+func (w *Watcher) Next() (api.WatchEvent, error) {
+	if w.err != nil {
+		return api.WatchEvent{}, w.err
+	}
+	ev, err := w.next()
+	if err != nil {
+		w.err = err
+	}
+	return ev, err
+}
+
+func (w *Watcher) next() (api.WatchEvent, error) {
+	for {
+		var raw struct {
+			Type   string          `json:"type"`
+			Object json.RawMessage `json:"object"`
+		}
+		if err := w.dec.Decode(&raw); err != nil {
+			if ctxErr := w.ctx.Err(); ctxErr != nil {
+				return api.WatchEvent{}, ctxErr
+			}
+			if errors.Is(err, io.EOF) {
+				return api.WatchEvent{}, io.EOF
+			}
+			return api.WatchEvent{}, fmt.Errorf("watch %s: read stream: %w", w.res.Resource, err)
+		}
+		switch raw.Type {
+		case api.Added, api.Modified, api.Deleted, api.Bookmark:
+			obj, err := decodeObject(w.res, raw.Object, "watch "+w.res.Resource)
+			if err != nil {
+				return api.WatchEvent{}, err
+			}
+			if rv := obj.GetObjectMeta().ResourceVersion; rv != "" {
+				w.rv = rv
+			}
+			if raw.Type == api.Bookmark {
+				continue
+			}
+			return api.WatchEvent{Type: raw.Type, Object: obj}, nil
+		case api.Error:
+			var st api.Status
+			if err := json.Unmarshal(raw.Object, &st); err != nil {
+				return api.WatchEvent{}, fmt.Errorf("watch %s: decode ERROR event: %w", w.res.Resource, err)
+			}
+			return api.WatchEvent{}, statusError(st, http.StatusInternalServerError)
+		default:
+			return api.WatchEvent{}, fmt.Errorf("watch %s: unknown event type %q", w.res.Resource, raw.Type)
+		}
+	}
+}
+
+// ResourceVersion returns the version of the last object or bookmark the
+// stream delivered (or the version Watch started from): a new Watch from
+// it misses nothing, unless it has been compacted (IsGone).
+func (w *Watcher) ResourceVersion() string { return w.rv }
+
+// Close ends the stream. It may be called more than once.
+func (w *Watcher) Close() error {
+	if w.err == nil {
+		w.err = errWatcherClosed
+	}
+	return w.body.Close()
+}
+
+// errWatcherClosed is what Next returns after Close.
+var errWatcherClosed = errors.New("watcher closed")

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/skiffhq/skiff/internal/flagconf"
+	"github.com/skiffhq/skiff/server"
+)
+
+// defaultConfigFile is where `skiff server` and `skiff agent` read their
+// settings unless --config says otherwise.
+const defaultConfigFile = "/etc/skiff/config.yaml"
+
+// stringList is a flag that may be repeated and also takes comma lists
+// (as the environment and config files give it).
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
+}
+
+// serverFlags are the settings of `skiff server`.
+type serverFlags struct {
+	config   string
+	logLevel string
+	cfg      server.Config
+	tlsSANs  stringList
+	// agent holds the agent flags, by name. `skiff server` accepts them
+	// so one config file serves both; they are handed to the local agent
+	// once it exists (issue 5) and are not interpreted here.
+	agent map[string]*string
+}
+
+// agentFlagDefaults are the agent flags SPEC.md lists, with their
+// defaults ("" where the agent computes one).
+var agentFlagDefaults = []struct{ name, def, usage string }{
+	{"node-name", "", "name of this machine's Node (default: host name)"},
+	{"labels", "", "labels of this machine's Node, k=v,..."},
+	{"containerd", "/run/containerd/containerd.sock", "containerd socket"},
+	{"cgroup-root", "/skiff", "cgroup under which pods run"},
+	{"system-reserved", "", "resources kept for the system, cpu=...,memory=..."},
+	{"max-pods", "110", "most pods this machine runs"},
+	{"eviction-hard", "memory.available<100Mi,nodefs.available<10%,imagefs.available<15%,nodefs.inodesFree<5%", "hard eviction thresholds"},
+	{"eviction-soft", "", "soft eviction thresholds"},
+	{"eviction-soft-grace-period", "", "grace periods of the soft thresholds"},
+	{"eviction-minimum-reclaim", "", "minimum reclaim per eviction signal"},
+	{"eviction-pressure-transition-period", "30s", "how long a pressure condition is held"},
+	{"eviction-max-pod-grace-period", "", "longest grace period granted on soft eviction"},
+}
+
+func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
+	f := &serverFlags{agent: map[string]*string{}}
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&f.config, "config", defaultConfigFile, "config file (YAML, keys are flag names)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.cfg.DataDir, "data-dir", server.DefaultDataDir, "state directory; the server's is <data-dir>/server")
+	fs.StringVar(&f.cfg.Listen, "listen", server.DefaultListen, "HTTPS listen address")
+	fs.StringVar(&f.cfg.Datastore, "datastore", "", "datastore URL (default sqlite://<data-dir>/server/state.db)")
+	fs.StringVar(&f.cfg.ClusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "pod network, one /24 per node")
+	fs.DurationVar(&f.cfg.NodeMonitorGrace, "node-monitor-grace", server.DefaultNodeMonitorGrace, "how long a silent node stays Ready")
+	fs.DurationVar(&f.cfg.PodEvictionTimeout, "pod-eviction-timeout", server.DefaultPodEvictionTimeout, "how long pods stay on a lost node")
+	fs.Var(&f.tlsSANs, "tls-san", "extra name or address for the server certificate (repeatable, or a comma list)")
+	fs.BoolVar(&f.cfg.DisableAgent, "disable-agent", false, "do not run a local agent")
+	for _, a := range agentFlagDefaults {
+		f.agent[a.name] = fs.String(a.name, a.def, "agent: "+a.usage)
+	}
+	return fs, f
+}
+
+// parseServerFlags parses args, the environment and the config file.
+func parseServerFlags(env *cliEnv, args []string) (*serverFlags, error) {
+	// A first pass finds --config; flagconf then layers all sources.
+	pre, pf := newServerFlagSet(io.Discard)
+	if err := pre.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs, _ := newServerFlagSet(env.stdout)
+			fmt.Fprintln(env.stdout, "Usage: skiff server [flags]\n\nFlags (each also SKIFF_<FLAG> and a key of --config):")
+			fs.PrintDefaults()
+			return nil, errHelp
+		}
+		return nil, usageError{err.Error()}
+	}
+	explicit := false
+	pre.Visit(func(fl *flag.Flag) { explicit = explicit || fl.Name == "config" })
+	fs, f := newServerFlagSet(env.stderr)
+	if err := flagconf.Parse(fs, args, flagconf.Sources{Getenv: env.getenv, ConfigFile: pf.config, Explicit: explicit}); err != nil {
+		return nil, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError{fmt.Sprintf("skiff server takes no arguments, got %q", fs.Args())}
+	}
+	f.config = pf.config
+	f.cfg.TLSSANs = f.tlsSANs
+	return f, nil
+}
+
+// errHelp means -h was given and the usage printed.
+var errHelp = errors.New("help requested")
+
+func runServer(ctx context.Context, env *cliEnv, args []string) error {
+	f, err := parseServerFlags(env, args)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return usageError{fmt.Sprintf("--log-level %q: want debug, info, warn or error", f.logLevel)}
+	}
+	if f.cfg.DataDir, err = filepath.Abs(f.cfg.DataDir); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	if err := f.cfg.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	f.cfg.Logger = log
+	var agentArgs []any
+	for _, a := range agentFlagDefaults {
+		agentArgs = append(agentArgs, a.name, *f.agent[a.name])
+	}
+	log.Debug("agent settings kept for the local agent", agentArgs...)
+	f.cfg.Ready = func(info server.Info) {
+		fmt.Fprintf(env.stdout, "skiff server is up: API %s  dashboard %s/  admin token %s  export KUBECONFIG=%s\n",
+			info.URL, info.URL, info.AdminTokenPath, info.KubeconfigPath)
+	}
+	start := time.Now()
+	err = server.Run(ctx, f.cfg)
+	log.Info("skiff server stopped", "uptime", time.Since(start).Round(time.Second))
+	return err
+}

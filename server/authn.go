@@ -1,0 +1,102 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/server/auth"
+)
+
+// identityKey is the context key of the authenticated auth.Identity.
+type identityKey struct{}
+
+// withIdentity returns ctx carrying id.
+func withIdentity(ctx context.Context, id auth.Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// identityFrom returns the identity the authenticate middleware stored in
+// ctx, or the anonymous identity.
+func identityFrom(ctx context.Context) auth.Identity {
+	id, _ := ctx.Value(identityKey{}).(auth.Identity)
+	return id
+}
+
+// bearerToken returns the token of an "Authorization: Bearer <token>"
+// header, or "".
+func bearerToken(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+// clientIP is the rate-limit key of r: the peer address without its port.
+// Forwarding headers are not trusted: skiff is not meant to sit behind a
+// proxy that would set them.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// authenticate requires a valid bearer token and puts its identity in the
+// request context (and the request log). A missing or wrong token is a 401
+// Status; repeated failures from one address are a 429 once its failure
+// budget (authLimiter) is spent. A store failure is a 503.
+func (s *server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := s.tokens.Authenticate(r.Context(), bearerToken(r))
+		switch {
+		case errors.Is(err, auth.ErrUnauthenticated):
+			if !s.authLimiter.Allow(clientIP(r)) {
+				writeTooMany(w)
+				return
+			}
+			writeStatus(w, unauthorized("Unauthorized"))
+			return
+		case err != nil:
+			s.log.LogAttrs(r.Context(), slog.LevelError, "authenticate", slog.Any("err", err))
+			writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot check credentials right now"))
+			return
+		}
+		if ri := requestInfoFrom(r.Context()); ri != nil {
+			ri.identity = id.String()
+		}
+		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
+	})
+}
+
+// requireAdmin refuses every identity but the admin with 403.
+func requireAdmin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := identityFrom(r.Context()); !id.Admin {
+			writeStatus(w, forbidden(id.String()+" may not manage join tokens"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func unauthorized(msg string) *api.StatusError {
+	return api.NewStatusError(http.StatusUnauthorized, api.StatusReasonUnauthorized, "%s", msg)
+}
+
+func forbidden(msg string) *api.StatusError {
+	return api.NewStatusError(http.StatusForbidden, api.StatusReasonForbidden, "%s", msg)
+}
+
+// writeTooMany answers 429 with a Retry-After of one refill period.
+func writeTooMany(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "6")
+	writeStatus(w, api.NewStatusError(http.StatusTooManyRequests, api.StatusReasonTooManyRequests, "too many attempts from this address; retry later"))
+}

@@ -1,0 +1,178 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/fields"
+	"github.com/skiffhq/skiff/server/apiserver"
+	"github.com/skiffhq/skiff/server/auth"
+	"github.com/skiffhq/skiff/storage"
+)
+
+// MirrorAnnotation marks a mirror pod: the API copy of a static pod an
+// agent runs from its pod-manifests directory. A node may create pods
+// only with it and bound to itself.
+const MirrorAnnotation = "skiff.io/mirror"
+
+// authorizeResource is the apiserver's Authorize hook: it looks up the
+// facts auth.Authorize needs for a node's request and answers a denial
+// with 403 and the decision's reason. Admins skip the lookups.
+func (s *server) authorizeResource(r *http.Request, a apiserver.Attributes) error {
+	id := identityFrom(r.Context())
+	req := auth.Request{
+		Verb:          auth.Verb(a.Verb),
+		Resource:      a.Resource,
+		Subresource:   a.Subresource,
+		Namespace:     a.Namespace,
+		Name:          a.Name,
+		FieldSelector: a.FieldSelector,
+	}
+	if !id.Admin && id.Node != "" {
+		if err := s.nodeFacts(r, id.Node, &req); err != nil {
+			return err
+		}
+	}
+	if d := auth.Authorize(id, req); !d.Allowed {
+		return forbidden(d.Reason)
+	}
+	return nil
+}
+
+// nodeFacts fills the facts of req that auth.Authorize reads for a node.
+func (s *server) nodeFacts(r *http.Request, node string, req *auth.Request) error {
+	ctx := r.Context()
+	switch req.Resource {
+	case auth.ResourcePods:
+		switch {
+		case req.Verb == auth.VerbCreate:
+			pod, err := peekPod(r)
+			if err != nil {
+				return err
+			}
+			if pod != nil {
+				req.Name = pod.Name
+				_, mirror := pod.Annotations[MirrorAnnotation]
+				req.IsMirrorForSelf = mirror && pod.Spec.NodeName == node
+			}
+		case req.Name != "":
+			obj, err := s.store.Get(ctx, auth.ResourcePods, req.Namespace, req.Name)
+			if errors.Is(err, storage.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("authorize: read pod: %w", err)
+			}
+			if pod, ok := obj.(*api.Pod); ok {
+				req.BoundToNode = pod.Spec.NodeName
+			}
+		}
+	case auth.ResourceSecrets, auth.ResourceConfigMaps:
+		name := req.Name
+		if name == "" {
+			name = req.FieldSelector[auth.FieldMetadataName]
+		}
+		if name == "" || req.Namespace == "" {
+			return nil
+		}
+		ok, err := s.referencedByNodePods(r, node, req.Resource, req.Namespace, name)
+		if err != nil {
+			return err
+		}
+		req.ReferencedByNodePods = ok
+	}
+	return nil
+}
+
+// referencedByNodePods reports whether a pod in namespace bound to node
+// references the secret or configmap name.
+func (s *server) referencedByNodePods(r *http.Request, node, resource, namespace, name string) (bool, error) {
+	sel, err := fields.SelectorFromSet(fields.Set{auth.FieldSpecNodeName: node})
+	if err != nil {
+		return false, fmt.Errorf("authorize: %w", err)
+	}
+	objs, _, err := s.store.List(r.Context(), auth.ResourcePods, storage.ListOptions{Namespace: namespace, Fields: sel})
+	if err != nil {
+		return false, fmt.Errorf("authorize: list pods of node: %w", err)
+	}
+	for _, o := range objs {
+		if pod, ok := o.(*api.Pod); ok && podReferences(pod, resource, name) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// podReferences reports whether pod uses the secret (resource "secrets")
+// or configmap ("configmaps") name: as a volume, an env valueFrom, or
+// (secrets) an image pull secret.
+func podReferences(pod *api.Pod, resource, name string) bool {
+	secret := resource == auth.ResourceSecrets
+	for _, v := range pod.Spec.Volumes {
+		if secret && v.Secret != nil && v.Secret.SecretName == name ||
+			!secret && v.ConfigMap != nil && v.ConfigMap.Name == name {
+			return true
+		}
+	}
+	if secret {
+		for _, ref := range pod.Spec.ImagePullSecrets {
+			if ref.Name == name {
+				return true
+			}
+		}
+	}
+	for _, cs := range [][]api.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			for _, e := range c.Env {
+				if e.ValueFrom == nil {
+					continue
+				}
+				if secret && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == name ||
+					!secret && e.ValueFrom.ConfigMapKeyRef != nil && e.ValueFrom.ConfigMapKeyRef.Name == name {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// peekPod reads a pod create's body (at most apiserver.MaxBodyBytes) and
+// puts it back for the handler. A body that does not decode gives a nil
+// pod: the request is then judged without its facts, and if allowed the
+// handler reports the decoding error.
+func peekPod(r *http.Request) (*api.Pod, error) {
+	if r.ContentLength > apiserver.MaxBodyBytes {
+		return nil, tooLarge()
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, apiserver.MaxBodyBytes+1))
+	if err != nil {
+		return nil, api.NewBadRequest("read request body: %v", err)
+	}
+	if len(b) > apiserver.MaxBodyBytes {
+		return nil, tooLarge()
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	pod := &api.Pod{}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "application/yaml", "application/x-yaml", "text/yaml":
+		err = api.DecodeYAML(b, pod)
+	default:
+		err = api.DecodeJSON(b, pod)
+	}
+	if err != nil {
+		return nil, nil
+	}
+	return pod, nil
+}
+
+func tooLarge() error {
+	return api.NewStatusError(http.StatusRequestEntityTooLarge, api.StatusReasonRequestEntityTooLarge,
+		"the request body is larger than %d bytes", apiserver.MaxBodyBytes)
+}

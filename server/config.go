@@ -1,0 +1,210 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// Defaults of Config, as SPEC.md fixes them for `skiff server`.
+const (
+	DefaultDataDir            = "/var/lib/skiff"
+	DefaultListen             = "0.0.0.0:7443"
+	DefaultClusterCIDR        = "10.42.0.0/16"
+	DefaultNodeMonitorGrace   = 40 * time.Second
+	DefaultPodEvictionTimeout = 60 * time.Second
+	// DefaultShutdownTimeout bounds a graceful shutdown.
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// File names under <data-dir>/server/.
+const (
+	serverDirName      = "server"
+	tlsDirName         = "tls"
+	stateDBName        = "state.db"
+	adminTokenName     = "admin.token"
+	joinTokenName      = "join.token"
+	clientConfigName   = "skiff.yaml"
+	kubeconfigName     = "kubeconfig.yaml"
+	sqliteScheme       = "sqlite://"
+	maxClusterCIDRBits = 24 // one /24 per node
+)
+
+// Config is what Run needs. Build it in cmd from flags, check it with
+// Validate; zero fields take the defaults above.
+type Config struct {
+	// DataDir holds the server's state under DataDir/server/. Default
+	// DefaultDataDir.
+	DataDir string
+	// Listen is the host:port of the HTTPS listener. Default
+	// DefaultListen; port 0 picks a free port (tests).
+	Listen string
+	// Datastore names the store: sqlite://<path>. Default
+	// sqlite://<DataDir>/server/state.db.
+	Datastore string
+	// TLSSANs are extra names and addresses for the server certificate
+	// (--tls-san), besides the host name, interface addresses and
+	// loopback.
+	TLSSANs []string
+	// ClusterCIDR is the pod network, one /24 per node. Default
+	// DefaultClusterCIDR. It is validated and kept for the node IPAM
+	// controller, which does not exist yet.
+	ClusterCIDR string
+	// NodeMonitorGrace and PodEvictionTimeout are kept for the node
+	// lifecycle controller, which does not exist yet. Defaults
+	// DefaultNodeMonitorGrace and DefaultPodEvictionTimeout.
+	NodeMonitorGrace   time.Duration
+	PodEvictionTimeout time.Duration
+	// DisableAgent turns off the local agent. The agent does not exist
+	// yet, so today no local agent runs either way; Run logs so.
+	DisableAgent bool
+	// ShutdownTimeout bounds the graceful shutdown when ctx ends. Default
+	// DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+
+	// Clock drives token expiry, rate limits, certificate renewal and the
+	// store's background loops. Default the wall clock.
+	Clock clock.Clock
+	// Logger receives the request log and server events. Default: discard.
+	Logger *slog.Logger
+	// Ready, if set, is called once from Run's goroutine when the server
+	// accepts connections, with where to find it.
+	Ready func(Info)
+}
+
+// Info tells a caller of Run where the running server is.
+type Info struct {
+	// Addr is the address the listener is bound to.
+	Addr net.Addr
+	// URL is the base URL written to the client configs:
+	// https://127.0.0.1:<port> unless Listen names a specific address.
+	URL string
+	// AdminTokenPath, JoinTokenPath, ClientConfigPath and KubeconfigPath
+	// are the files Run wrote or reused under <data-dir>/server/.
+	AdminTokenPath   string
+	JoinTokenPath    string
+	ClientConfigPath string
+	KubeconfigPath   string
+	// CAPath is tls/ca.crt.
+	CAPath string
+}
+
+// Validate reports every problem with c; zero fields are valid.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Listen != "" {
+		if _, _, err := splitListen(c.Listen); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Datastore != "" {
+		if _, err := sqlitePath(c.Datastore); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.ClusterCIDR != "" {
+		p, err := netip.ParsePrefix(c.ClusterCIDR)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("cluster CIDR: %w", err))
+		case !p.Addr().Is4() || p.Bits() > maxClusterCIDRBits:
+			errs = append(errs, fmt.Errorf("cluster CIDR %s: want an IPv4 prefix of /%d or larger", c.ClusterCIDR, maxClusterCIDRBits))
+		}
+	}
+	for _, san := range c.TLSSANs {
+		if strings.TrimSpace(san) == "" {
+			errs = append(errs, errors.New("tls SAN: empty name"))
+		}
+	}
+	if c.NodeMonitorGrace < 0 || c.PodEvictionTimeout < 0 || c.ShutdownTimeout < 0 {
+		errs = append(errs, errors.New("node monitor grace, pod eviction timeout and shutdown timeout must not be negative"))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("server config: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.Datastore == "" {
+		c.Datastore = sqliteScheme + filepath.Join(c.serverDir(), stateDBName)
+	}
+	if c.ClusterCIDR == "" {
+		c.ClusterCIDR = DefaultClusterCIDR
+	}
+	if c.NodeMonitorGrace == 0 {
+		c.NodeMonitorGrace = DefaultNodeMonitorGrace
+	}
+	if c.PodEvictionTimeout == 0 {
+		c.PodEvictionTimeout = DefaultPodEvictionTimeout
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	c.Clock = clock.Or(c.Clock)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c Config) serverDir() string { return filepath.Join(c.DataDir, serverDirName) }
+func (c Config) path(name string) string {
+	return filepath.Join(c.serverDir(), name)
+}
+
+// sqlitePath returns the file of a sqlite:// datastore URL.
+func sqlitePath(datastore string) (string, error) {
+	p, ok := strings.CutPrefix(datastore, sqliteScheme)
+	if !ok {
+		return "", fmt.Errorf("datastore %q: only sqlite://<path> is supported", datastore)
+	}
+	if p == "" {
+		return "", fmt.Errorf("datastore %q: the path is empty", datastore)
+	}
+	return p, nil
+}
+
+// splitListen checks a host:port listen address.
+func splitListen(addr string) (host string, port int, err error) {
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 0 || n > 65535 {
+		return "", 0, fmt.Errorf("listen address %q: bad port", addr)
+	}
+	return h, n, nil
+}
+
+// clientURL returns the URL clients on this machine use for a listener
+// bound to addr: loopback unless it is bound to one specific address.
+func clientURL(listenHost string, addr net.Addr) string {
+	port := "7443"
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		port = strconv.Itoa(ta.Port)
+	}
+	host := "127.0.0.1"
+	if ip, err := netip.ParseAddr(listenHost); err == nil && !ip.IsUnspecified() && !ip.IsLoopback() {
+		host = ip.String()
+	} else if err != nil && listenHost != "" && listenHost != "localhost" {
+		host = listenHost // a DNS name
+	}
+	return "https://" + net.JoinHostPort(host, port)
+}

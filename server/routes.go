@@ -1,0 +1,170 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/version"
+)
+
+// routes returns the server's HTTP handler: the unauthenticated health,
+// version, CA and join endpoints, then everything under /api and /apis
+// behind bearer authentication, with request logging and panic recovery
+// around all of it.
+func (s *server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.logRequests, s.recoverPanics)
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
+		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "the server could not find the requested resource"))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
+		writeStatus(w, api.NewStatusError(http.StatusMethodNotAllowed, api.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource"))
+	})
+
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok") })
+	r.Get("/readyz", s.readyz)
+	r.Get("/version", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, version.Get()) })
+	r.Get("/cacerts", s.cacerts)
+	r.Post("/api/v1/join", s.join)
+
+	r.Group(func(r chi.Router) {
+		r.Use(s.authenticate)
+		r.Route("/api/v1/skiff/tokens", func(r chi.Router) {
+			r.Use(requireAdmin)
+			r.Get("/", s.listTokens)
+			r.Post("/", s.createToken)
+			r.Delete("/{id}", s.deleteToken)
+		})
+		r.Handle("/api/*", http.HandlerFunc(s.api.ServeResource))
+		r.Handle("/apis/*", http.HandlerFunc(s.api.ServeResource))
+	})
+	return r
+}
+
+// readyz answers 200 once the store is open and bootstrapped, and 503
+// before that and while shutting down.
+func (s *server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if !s.ready.Load() {
+		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "not ready"))
+		return
+	}
+	writeText(w, http.StatusOK, "ok")
+}
+
+// cacerts serves tls/ca.crt byte for byte, for agents to check against
+// their join token's hash.
+func (s *server) cacerts(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/x-pem-file")
+	w.WriteHeader(http.StatusOK)
+	w.Write(s.ca.CertPEM)
+}
+
+func writeText(w http.ResponseWriter, code int, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	w.Write([]byte(text + "\n"))
+}
+
+// requestInfo is what the request log learns from inner handlers.
+type requestInfo struct {
+	identity string
+}
+
+type requestInfoKey struct{}
+
+func requestInfoFrom(ctx context.Context) *requestInfo {
+	ri, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+	return ri
+}
+
+// logRequests logs one line per request: method, path (no query, which
+// may carry selectors but never secrets, and no headers), code, duration
+// and the identity authentication found. Probes log at debug level.
+func (s *server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ri := &requestInfo{identity: "anonymous"}
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri)))
+		level := slog.LevelInfo
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			level = slog.LevelDebug
+		}
+		code := rec.code
+		if code == 0 {
+			code = http.StatusOK
+		}
+		s.log.LogAttrs(r.Context(), level, "request",
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.Int("code", code),
+			slog.Duration("duration", time.Since(start)),
+			slog.String("identity", ri.identity),
+			slog.String("remote", clientIP(r)))
+	})
+}
+
+// recoverPanics turns a handler panic into a logged 500 Status.
+// http.ErrAbortHandler is passed on: it is how a handler aborts a
+// response on purpose.
+func (s *server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+				panic(v)
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelError, "handler panic",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+			if rec, ok := w.(*statusRecorder); ok && rec.code != 0 {
+				return // too late for a Status; the client sees a cut-off body
+			}
+			writeStatus(w, api.NewStatusError(http.StatusInternalServerError, api.StatusReasonInternalError, "internal error"))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusRecorder remembers the response code. It keeps streaming working:
+// Flush passes through, and Unwrap lets http.ResponseController reach the
+// connection for per-write deadlines.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher.
+func (s *statusRecorder) Flush() {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	http.NewResponseController(s.ResponseWriter).Flush()
+}
+
+// Unwrap returns the wrapped writer for http.ResponseController.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

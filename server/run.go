@@ -1,0 +1,228 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/server/apiserver"
+	"github.com/skiffhq/skiff/server/auth"
+	"github.com/skiffhq/skiff/server/tlsutil"
+	"github.com/skiffhq/skiff/storage"
+)
+
+// HTTP server timeouts. There is deliberately no WriteTimeout: watch
+// streams stay open, and the apiserver sets a deadline per write instead.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 2 * time.Minute
+	// shutdownGrace is how long requests in flight may finish on their
+	// own before their contexts are cancelled, which ends watch streams
+	// (they never finish on their own).
+	shutdownGrace = time.Second
+)
+
+// server is one running control plane: what Run builds and serves.
+type server struct {
+	cfg         Config
+	log         *slog.Logger
+	clk         clock.Clock
+	store       *storage.Store
+	api         *apiserver.Server
+	tokens      *auth.Tokens
+	ca          *tlsutil.CA
+	cert        *tlsutil.ServerCert
+	joinLimiter *auth.Limiter
+	authLimiter *auth.Limiter
+	// adminToken is held from setup until the client configs are
+	// written, then dropped.
+	adminToken string
+	// ready is set once setup is done, and cleared when shutdown starts.
+	ready atomic.Bool
+}
+
+// Run starts the control plane described by cfg and serves until ctx
+// ends, then shuts down gracefully: it stops accepting connections, lets
+// requests in flight finish (ending watch streams), waits at most
+// cfg.ShutdownTimeout, closes the store and returns nil. It returns an
+// error when setup or serving fails; whatever it opened is closed again.
+//
+// On the first start it creates, under <data-dir>/server/: the TLS CA and
+// serving certificate (tls/), the store (state.db), admin.token and
+// join.token; on every start it (re)writes skiff.yaml and kubeconfig.yaml
+// with the URL it listens on. Later starts reuse everything else.
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg = cfg.withDefaults()
+	s := &server{cfg: cfg, log: cfg.Logger, clk: cfg.Clock}
+	if err := s.setup(ctx); err != nil {
+		if s.store != nil {
+			if cerr := s.store.Close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+			}
+		}
+		return err
+	}
+	return s.serve(ctx)
+}
+
+// setup prepares everything serve needs, in dependency order.
+func (s *server) setup(ctx context.Context) error {
+	cfg := s.cfg
+	if err := os.MkdirAll(cfg.serverDir(), 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	tlsDir := cfg.path(tlsDirName)
+	ca, err := tlsutil.EnsureCA(tlsDir, s.clk)
+	if err != nil {
+		return err
+	}
+	sans, err := tlsutil.LocalSANs(cfg.TLSSANs)
+	if err != nil {
+		return err
+	}
+	cert, err := tlsutil.NewServerCert(tlsDir, ca, sans, s.clk)
+	if err != nil {
+		return err
+	}
+	s.ca, s.cert = ca, cert
+
+	dbPath, _ := sqlitePath(cfg.Datastore) // checked by Validate
+	st, err := storage.Open(ctx, storage.Options{Path: dbPath, Clock: s.clk, Logger: s.log.With("component", "storage")})
+	if err != nil {
+		return fmt.Errorf("open datastore %s: %w", dbPath, err)
+	}
+	s.store = st
+	s.api, err = apiserver.New(apiserver.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource})
+	if err != nil {
+		return err
+	}
+	if err := s.api.Bootstrap(ctx); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+
+	adminToken, err := auth.EnsureAdminToken(cfg.path(adminTokenName))
+	if err != nil {
+		return err
+	}
+	s.tokens, err = auth.NewTokens(auth.Config{Store: secretStore{st: st, clk: s.clk}, CAHash: ca.Hash(), AdminToken: adminToken, Clock: s.clk})
+	if err != nil {
+		return err
+	}
+	if _, err := s.tokens.EnsureDefaultJoinToken(ctx, cfg.path(joinTokenName)); err != nil {
+		return err
+	}
+	s.joinLimiter = auth.NewLimiter(auth.LimiterConfig{Clock: s.clk})
+	s.authLimiter = auth.NewLimiter(auth.LimiterConfig{Clock: s.clk})
+	s.adminToken = adminToken
+	return nil
+}
+
+// serve listens, writes the client configs, serves until ctx ends and
+// shuts down.
+func (s *server) serve(ctx context.Context) error {
+	cfg := s.cfg
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return errors.Join(fmt.Errorf("listen: %w", err), s.closeStore())
+	}
+	listenHost, _, _ := splitListen(cfg.Listen)
+	info := Info{
+		Addr:             ln.Addr(),
+		URL:              clientURL(listenHost, ln.Addr()),
+		AdminTokenPath:   cfg.path(adminTokenName),
+		JoinTokenPath:    cfg.path(joinTokenName),
+		ClientConfigPath: cfg.path(clientConfigName),
+		KubeconfigPath:   cfg.path(kubeconfigName),
+		CAPath:           filepath.Join(cfg.path(tlsDirName), tlsutil.CACertFile),
+	}
+	err = writeClientConfigs(info.ClientConfigPath, info.KubeconfigPath, info.URL, s.ca.CertPEM, s.adminToken)
+	s.adminToken = ""
+	if err != nil {
+		ln.Close()
+		return errors.Join(err, s.closeStore())
+	}
+
+	// Requests get a context of their own, cancelled only by shutdown,
+	// so that ctx ending starts a graceful stop rather than aborting them.
+	reqCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
+	hs := &http.Server{
+		Handler: s.routes(),
+		TLSConfig: &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			GetCertificate: s.cert.GetCertificate,
+		},
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.ServeTLS(ln, "", "") }()
+
+	s.ready.Store(true)
+	s.log.Info("skiff server listening", "addr", ln.Addr().String(), "url", info.URL, "datastore", cfg.Datastore)
+	if cfg.DisableAgent {
+		s.log.Info("local agent disabled (--disable-agent)")
+	} else {
+		s.log.Info("no local agent runs: the agent is not part of this build yet")
+	}
+	if cfg.Ready != nil {
+		cfg.Ready(info)
+	}
+
+	var serveErr error
+	select {
+	case err := <-served:
+		serveErr = fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+	}
+	s.ready.Store(false)
+	shutdownErr := s.shutdown(hs, cancelRequests)
+	if serveErr == nil {
+		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			serveErr = fmt.Errorf("serve: %w", err)
+		}
+	}
+	return errors.Join(serveErr, shutdownErr, s.closeStore())
+}
+
+// shutdown stops hs: no new connections, requests in flight get
+// shutdownGrace to finish before their contexts are cancelled, and after
+// cfg.ShutdownTimeout the remaining connections are closed. It uses the
+// wall clock, as net/http does.
+func (s *server) shutdown(hs *http.Server, cancelRequests context.CancelFunc) error {
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	grace := time.AfterFunc(min(shutdownGrace, s.cfg.ShutdownTimeout/2), cancelRequests)
+	defer grace.Stop()
+	if err := hs.Shutdown(sctx); err != nil {
+		s.log.Warn("graceful shutdown timed out; closing connections", "err", err)
+		cancelRequests()
+		if err := hs.Close(); err != nil {
+			return fmt.Errorf("close http server: %w", err)
+		}
+	}
+	return nil
+}
+
+// closeStore closes the store, reporting a failure as an error.
+func (s *server) closeStore() error {
+	if err := s.store.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
