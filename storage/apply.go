@@ -1,0 +1,243 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// writer holds the writer connection and its prepared statements. Only
+// the writer goroutine uses it (and Open, before that goroutine starts).
+type writer struct {
+	conn   *sql.Conn
+	lastTs int64 // ts of the last change; ts never goes backwards
+
+	selObj, selObjValue, insObj, updObj, delObj *sql.Stmt
+	insChange, setMeta, getMeta, delChanges     *sql.Stmt
+}
+
+// newWriter prepares the writer's statements on conn; on error it closes
+// conn.
+func newWriter(ctx context.Context, conn *sql.Conn) (*writer, error) {
+	w := &writer{conn: conn}
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		q    string
+	}{
+		{&w.selObj, `SELECT rev, labels, fields FROM objects WHERE resource = ? AND namespace = ? AND name = ?`},
+		{&w.selObjValue, `SELECT rev, labels, fields, value FROM objects WHERE resource = ? AND namespace = ? AND name = ?`},
+		{&w.insObj, `INSERT INTO objects (resource, namespace, name, rev, create_rev, node, labels, fields, value)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (resource, namespace, name) DO NOTHING`},
+		{&w.updObj, `UPDATE objects SET rev = ?, node = ?, labels = ?, fields = ?, value = ?
+			WHERE resource = ? AND namespace = ? AND name = ?`},
+		{&w.delObj, `DELETE FROM objects WHERE resource = ? AND namespace = ? AND name = ?`},
+		{&w.insChange, `INSERT INTO changes (rev, resource, namespace, name, type, ts, labels, fields, prev_labels, prev_fields, value)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.setMeta, `UPDATE meta SET value = ? WHERE key = ?`},
+		{&w.getMeta, `SELECT value FROM meta WHERE key = ?`},
+		{&w.delChanges, `DELETE FROM changes WHERE rev <= ?`},
+	} {
+		st, err := conn.PrepareContext(ctx, p.q)
+		if err != nil {
+			w.close()
+			return nil, fmt.Errorf("prepare: %w", translate(err))
+		}
+		*p.stmt = st
+	}
+	return w, nil
+}
+
+// load reads the revision counters and the newest change's timestamp.
+func (w *writer) load(ctx context.Context) (rev, compacted, lastTs int64, err error) {
+	if err := w.getMeta.QueryRowContext(ctx, metaRevision).Scan(&rev); err != nil {
+		return 0, 0, 0, fmt.Errorf("read revision: %w", translate(err))
+	}
+	if err := w.getMeta.QueryRowContext(ctx, metaCompacted).Scan(&compacted); err != nil {
+		return 0, 0, 0, fmt.Errorf("read compacted revision: %w", translate(err))
+	}
+	var last int64
+	err = w.conn.QueryRowContext(ctx, `SELECT rev, ts FROM changes ORDER BY rev DESC LIMIT 1`).Scan(&last, &lastTs)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, 0, fmt.Errorf("read last change: %w", translate(err))
+	}
+	if last > rev {
+		return 0, 0, 0, fmt.Errorf("change log at revision %d is ahead of the recorded %d: %w", last, rev, ErrCorrupt)
+	}
+	return rev, compacted, lastTs, nil
+}
+
+func (w *writer) close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{w.selObj, w.selObjValue, w.insObj, w.updObj, w.delObj, w.insChange, w.setMeta, w.getMeta, w.delChanges} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	errs = append(errs, w.conn.Close())
+	return errors.Join(errs...)
+}
+
+func (w *writer) begin(ctx context.Context) error {
+	_, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+	return err
+}
+
+// commit records rev as the current revision and commits.
+func (w *writer) commit(ctx context.Context, rev int64) error {
+	if _, err := w.setMeta.ExecContext(ctx, rev, metaRevision); err != nil {
+		return err
+	}
+	_, err := w.conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+func (w *writer) rollback(ctx context.Context) error {
+	_, err := w.conn.ExecContext(ctx, "ROLLBACK")
+	return err
+}
+
+// apply runs one op at revision rev inside the open transaction. opErr is
+// a failed precondition (nothing was written); err is an SQL failure.
+func (w *writer) apply(ctx context.Context, o *op, rev, ts int64) (c *change, opErr, err error) {
+	switch o.kind {
+	case opCreate:
+		return w.create(ctx, o, rev, ts)
+	case opUpdate:
+		return w.update(ctx, o, rev, ts)
+	case opDelete:
+		return w.delete(ctx, o, rev, ts)
+	}
+	return nil, fmt.Errorf("unknown op kind %d", o.kind), nil
+}
+
+func (w *writer) create(ctx context.Context, o *op, rev, ts int64) (*change, error, error) {
+	e, k := o.enc, o.enc.key
+	value := e.withRevision(rev)
+	res, err := w.insObj.ExecContext(ctx, k.resource, k.namespace, k.name, rev, rev, e.node, blob(e.labels), e.fields, value)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return nil, nil, err
+	} else if n == 0 {
+		return nil, ErrExists, nil
+	}
+	if err := w.logChange(ctx, rev, k, Added, ts, e.labels, e.fields, nil, nil, value); err != nil {
+		return nil, nil, err
+	}
+	o.rev, o.value = rev, value
+	return &change{
+		rev: rev, typ: Added, key: k, info: e.info, ts: ts, value: value,
+		rawLabels: e.labels, rawFields: e.fields,
+		haveSets: true, labels: e.labelSet, fields: e.fieldSet,
+	}, nil, nil
+}
+
+func (w *writer) update(ctx context.Context, o *op, rev, ts int64) (*change, error, error) {
+	e, k := o.enc, o.enc.key
+	var cur int64
+	var oldLabels, oldFields []byte
+	err := w.selObj.QueryRowContext(ctx, k.resource, k.namespace, k.name).Scan(&cur, &oldLabels, &oldFields)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.precond != 0 && o.precond != cur {
+		if o.current {
+			err = w.fetchCurrent(ctx, o)
+		}
+		return nil, conflict(o.precond, cur), err
+	}
+	value := e.withRevision(rev)
+	if _, err := w.updObj.ExecContext(ctx, rev, e.node, blob(e.labels), e.fields, value, k.resource, k.namespace, k.name); err != nil {
+		return nil, nil, err
+	}
+	prevLabels, prevFields := prevColumn(oldLabels, e.labels), prevColumn(oldFields, e.fields)
+	if err := w.logChange(ctx, rev, k, Modified, ts, e.labels, e.fields, prevLabels, prevFields, value); err != nil {
+		return nil, nil, err
+	}
+	o.rev, o.value = rev, value
+	return &change{
+		rev: rev, typ: Modified, key: k, info: e.info, ts: ts, value: value,
+		rawLabels: e.labels, rawFields: e.fields, rawPrevLabels: prevLabels, rawPrevFields: prevFields,
+		haveSets: true, labels: e.labelSet, fields: e.fieldSet,
+	}, nil, nil
+}
+
+func (w *writer) delete(ctx context.Context, o *op, rev, ts int64) (*change, error, error) {
+	k := o.key
+	var cur int64
+	var lbl, fld, old []byte
+	err := w.selObjValue.QueryRowContext(ctx, k.resource, k.namespace, k.name).Scan(&cur, &lbl, &fld, &old)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.precond != 0 && o.precond != cur {
+		o.cur, o.curRev = old, cur
+		return nil, conflict(o.precond, cur), nil
+	}
+	value, rerr := restamp(old, cur, rev)
+	if rerr != nil {
+		return nil, rerr, nil
+	}
+	if _, err := w.delObj.ExecContext(ctx, k.resource, k.namespace, k.name); err != nil {
+		return nil, nil, err
+	}
+	if err := w.logChange(ctx, rev, k, Deleted, ts, lbl, fld, nil, nil, value); err != nil {
+		return nil, nil, err
+	}
+	o.rev, o.value = rev, value
+	return &change{
+		rev: rev, typ: Deleted, key: k, info: o.info, ts: ts, value: value,
+		rawLabels: lbl, rawFields: fld,
+	}, nil, nil
+}
+
+// fetchCurrent loads the current value into o so GuaranteedUpdate can
+// retry without another read.
+func (w *writer) fetchCurrent(ctx context.Context, o *op) error {
+	k := o.enc.key
+	var lbl, fld []byte
+	return w.selObjValue.QueryRowContext(ctx, k.resource, k.namespace, k.name).Scan(&o.curRev, &lbl, &fld, &o.cur)
+}
+
+func (w *writer) logChange(ctx context.Context, rev int64, k key, t EventType, ts int64, lbl, fld, prevLbl, prevFld, value []byte) error {
+	_, err := w.insChange.ExecContext(ctx, rev, k.resource, k.namespace, k.name, int64(t), ts,
+		blob(lbl), blob(fld), blob(prevLbl), blob(prevFld), value)
+	return err
+}
+
+// conflict explains a failed resourceVersion precondition.
+func conflict(want, have int64) error {
+	return fmt.Errorf("resourceVersion %d is not the current %d: %w", want, have, ErrConflict)
+}
+
+// prevColumn is the prev_labels/prev_fields value: nil when unchanged,
+// "{}" for none, else the old JSON.
+func prevColumn(old, now []byte) []byte {
+	switch {
+	case string(old) == string(now):
+		return nil
+	case len(old) == 0:
+		return []byte("{}")
+	}
+	return old
+}
+
+// blob binds nil as SQL NULL.
+func blob(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
+// formatRevision renders a revision as a resourceVersion.
+func formatRevision(rev int64) string { return strconv.FormatInt(rev, 10) }

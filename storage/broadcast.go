@@ -1,0 +1,140 @@
+package storage
+
+import (
+	"sync"
+)
+
+// broadcaster fans committed changes out to watchers, in revision order,
+// and keeps a ring of the most recent changes so that a watch resuming
+// from a recent revision needs no database read. Only the writer calls
+// publish; the writer never blocks on a watcher.
+type broadcaster struct {
+	mu       sync.Mutex
+	rev      int64 // last published revision
+	watchers map[string]map[*Watcher]struct{}
+	ring     []*change // circular; ring[start] is the oldest of n
+	start, n int
+	closed   bool
+	closeErr error
+
+	wg sync.WaitGroup // one per running watcher goroutine
+}
+
+func newBroadcaster(rev int64, ringSize int) *broadcaster {
+	return &broadcaster{
+		rev:      rev,
+		watchers: make(map[string]map[*Watcher]struct{}),
+		ring:     make([]*change, ringSize),
+	}
+}
+
+// publish delivers cs (committed, in revision order) to every watcher of
+// their resource and remembers them in the ring. A watcher that cannot
+// take an event is cut off; publish itself never waits.
+func (b *broadcaster) publish(cs []*change) {
+	if len(cs) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range cs {
+		b.pushLocked(c)
+		ws := b.watchers[c.key.resource]
+		for w := range ws {
+			if !w.offer(c) {
+				delete(ws, w)
+			}
+		}
+	}
+	b.rev = cs[len(cs)-1].rev
+}
+
+func (b *broadcaster) pushLocked(c *change) {
+	if len(b.ring) == 0 {
+		return
+	}
+	if b.n < len(b.ring) {
+		b.ring[(b.start+b.n)%len(b.ring)] = c
+		b.n++
+		return
+	}
+	b.ring[b.start] = c
+	b.start = (b.start + 1) % len(b.ring)
+}
+
+// oldestLocked returns the revision of the oldest change in the ring, or
+// the next revision when the ring is empty.
+func (b *broadcaster) oldestLocked() int64 {
+	if b.n == 0 {
+		return b.rev + 1
+	}
+	return b.ring[b.start].rev
+}
+
+// register adds w, which wants every change of its resource after w.from
+// (0: after the last published one), and plans its replay: revisions
+// (w.from, w.replayTo] come from the database, the rest of the history
+// from the ring into w.backlog, and everything newer live. The watcher's
+// goroutine is counted in b.wg before register returns.
+func (b *broadcaster) register(w *Watcher, compacted int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return b.closeErr
+	}
+	if w.from == 0 {
+		w.from = b.rev
+	}
+	if w.from < compacted {
+		return ErrCompacted
+	}
+	w.replayTo = w.from
+	if oldest := b.oldestLocked(); w.from+1 < oldest {
+		w.replayTo = oldest - 1
+	}
+	for i := 0; i < b.n; i++ {
+		c := b.ring[(b.start+i)%len(b.ring)]
+		if c.rev <= w.from || c.key.resource != w.resource {
+			continue
+		}
+		t, ok, err := w.filter.eventFor(c)
+		if err != nil {
+			return err
+		}
+		if ok {
+			w.backlog = append(w.backlog, Event{Type: t, Revision: c.rev, Value: c.value, c: c})
+		}
+	}
+	ws := b.watchers[w.resource]
+	if ws == nil {
+		ws = make(map[*Watcher]struct{})
+		b.watchers[w.resource] = ws
+	}
+	ws[w] = struct{}{}
+	b.wg.Add(1)
+	return nil
+}
+
+// remove forgets w; it is idempotent.
+func (b *broadcaster) remove(w *Watcher) {
+	b.mu.Lock()
+	delete(b.watchers[w.resource], w)
+	b.mu.Unlock()
+}
+
+// close ends every watcher with err, refuses new ones, and waits for their
+// goroutines to return.
+func (b *broadcaster) close(err error) {
+	b.mu.Lock()
+	if !b.closed {
+		b.closed, b.closeErr = true, err
+		for _, ws := range b.watchers {
+			for w := range ws {
+				w.fail(err)
+			}
+		}
+		clear(b.watchers)
+	}
+	b.mu.Unlock()
+	b.wg.Wait()
+}

@@ -1,0 +1,233 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// compactChunk is how many revisions one compaction transaction deletes,
+// so writes interleave with a large compaction.
+const compactChunk = 10000
+
+// vacuumChunk is how many free pages one incremental_vacuum returns to the
+// file system per writer task.
+const vacuumChunk = 4096
+
+// Compact removes change-log entries that are both older than
+// CompactMinAge (by the Clock) and not among the newest
+// CompactMinRevisions, then returns freed pages to the file system and
+// truncates the write-ahead log. It returns the compacted revision: watches
+// from below it fail with ErrCompacted. It runs every CompactInterval in
+// the background; calls are serialized.
+func (s *Store) Compact(ctx context.Context) (int64, error) {
+	s.compactMu.Lock()
+	defer s.compactMu.Unlock()
+	from := s.compacted.Load()
+	select {
+	case <-s.closing:
+		return from, fmt.Errorf("compact: %w", ErrClosed)
+	default:
+	}
+	target, err := s.compactTarget(ctx, from)
+	if err != nil {
+		return from, fmt.Errorf("compact: %w", err)
+	}
+	if target <= from {
+		return from, nil
+	}
+	for lo := from; lo < target; {
+		hi := min(lo+compactChunk, target)
+		err := s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+			if err := w.deleteChanges(ctx, hi); err != nil {
+				return err
+			}
+			s.compacted.Store(hi)
+			return nil
+		}})
+		if err != nil {
+			return s.compacted.Load(), fmt.Errorf("compact to %d: %w", hi, err)
+		}
+		lo = hi
+	}
+	if err := s.shrink(ctx); err != nil {
+		return target, fmt.Errorf("compact: %w", err)
+	}
+	s.log.Debug("compacted", "from", from, "to", target)
+	return target, nil
+}
+
+// compactTarget returns the highest revision that may be compacted:
+// at most Revision()-CompactMinRevisions, and below the first change
+// younger than CompactMinAge. Change timestamps never decrease with the
+// revision (the writer clamps them), so a binary search over revisions
+// finds that change with a few primary-key lookups in one snapshot.
+func (s *Store) compactTarget(ctx context.Context, compacted int64) (int64, error) {
+	rev := s.rev.Load()
+	byCount := rev - s.opts.CompactMinRevisions
+	if byCount <= compacted {
+		return compacted, nil
+	}
+	cutoff := s.clock.Now().Add(-s.opts.CompactMinAge).UnixNano()
+	if err := s.beginRead(); err != nil {
+		return 0, err
+	}
+	defer s.endRead()
+	tx, err := s.rdb.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, translate(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	tsAt := tx.StmtContext(ctx, s.rs.tsAt)
+	// Find the first revision in [compacted+1, byCount] stamped at or
+	// after cutoff; hi = byCount+1 means none is.
+	lo, hi := compacted+1, byCount+1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		var ts int64
+		err := tsAt.QueryRowContext(ctx, mid).Scan(&ts)
+		if errors.Is(err, sql.ErrNoRows) {
+			ts = math.MaxInt64
+		} else if err != nil {
+			return 0, translate(err)
+		}
+		if ts >= cutoff {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return compactTargetFor(rev, compacted, s.opts.CompactMinRevisions, lo), nil
+}
+
+// compactTargetFor is the rule behind compactTarget: keep the minRevisions
+// newest revisions and every change from firstYoung on, the first revision
+// stamped within CompactMinAge of now (rev+1 when none); never go back.
+func compactTargetFor(rev, compacted, minRevisions, firstYoung int64) int64 {
+	return max(compacted, min(rev-minRevisions, firstYoung-1))
+}
+
+// deleteChanges deletes the change log up to rev and records rev as the
+// compacted revision, in one transaction.
+func (w *writer) deleteChanges(ctx context.Context, rev int64) error {
+	if err := w.begin(ctx); err != nil {
+		return translate(err)
+	}
+	if _, err := w.delChanges.ExecContext(ctx, rev); err != nil {
+		w.rollback(ctx) //nolint:errcheck // the delete's error is the one to report
+		return translate(err)
+	}
+	if _, err := w.setMeta.ExecContext(ctx, rev, metaCompacted); err != nil {
+		w.rollback(ctx) //nolint:errcheck // as above
+		return translate(err)
+	}
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		w.rollback(ctx) //nolint:errcheck // as above
+		return translate(err)
+	}
+	return nil
+}
+
+// shrink returns free pages to the file system a chunk at a time, then
+// checkpoints and truncates the write-ahead log.
+func (s *Store) shrink(ctx context.Context) error {
+	for {
+		var free int64
+		err := s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+			var err error
+			free, err = w.incrementalVacuum(ctx, vacuumChunk)
+			return err
+		}})
+		if err != nil {
+			return fmt.Errorf("incremental vacuum: %w", err)
+		}
+		if free == 0 {
+			break
+		}
+	}
+	return s.checkpoint(ctx)
+}
+
+// incrementalVacuum frees up to n pages and returns how many free pages
+// remain. Each step of the pragma frees one page, so its rows are drained.
+func (w *writer) incrementalVacuum(ctx context.Context, n int) (int64, error) {
+	rows, err := w.conn.QueryContext(ctx, fmt.Sprintf("PRAGMA incremental_vacuum(%d)", n))
+	if err != nil {
+		return 0, translate(err)
+	}
+	for rows.Next() {
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return 0, translate(err)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, translate(err)
+	}
+	var free int64
+	if err := w.conn.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil {
+		return 0, translate(err)
+	}
+	return free, nil
+}
+
+// checkpointBusyTimeout bounds how long a truncating checkpoint waits for
+// readers; meanwhile new writes wait too, so it is short. A checkpoint
+// that cannot finish is retried at the next interval.
+const checkpointBusyTimeout = 100 * time.Millisecond
+
+// checkpoint copies the write-ahead log into the database and truncates
+// it, on the writer's connection between transactions.
+func (s *Store) checkpoint(ctx context.Context) error {
+	var busy, logFrames, done int64
+	err := s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+		if _, err := w.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", checkpointBusyTimeout.Milliseconds())); err != nil {
+			return translate(err)
+		}
+		err := w.conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done)
+		if _, rerr := w.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds())); err == nil {
+			err = rerr
+		}
+		return translate(err)
+	}})
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if busy != 0 {
+		s.log.Debug("checkpoint incomplete: readers busy", "log_frames", logFrames, "checkpointed", done)
+	}
+	return nil
+}
+
+// maintainLoop runs compaction and checkpoints on the Clock until Close.
+func (s *Store) maintainLoop() {
+	defer close(s.loopsDone)
+	var compactC, checkpointC <-chan time.Time
+	if s.opts.CompactInterval > 0 {
+		t := s.clock.NewTicker(s.opts.CompactInterval)
+		defer t.Stop()
+		compactC = t.C()
+	}
+	if s.opts.CheckpointInterval > 0 {
+		t := s.clock.NewTicker(s.opts.CheckpointInterval)
+		defer t.Stop()
+		checkpointC = t.C()
+	}
+	for {
+		select {
+		case <-s.bgCtx.Done():
+			return
+		case <-compactC:
+			if _, err := s.Compact(s.bgCtx); err != nil && s.bgCtx.Err() == nil {
+				s.log.Warn("background compaction failed", "err", err)
+			}
+		case <-checkpointC:
+			if err := s.checkpoint(s.bgCtx); err != nil && s.bgCtx.Err() == nil {
+				s.log.Warn("background checkpoint failed", "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package storage_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/storage"
+	"github.com/skiffhq/skiff/storage/storagetest"
+)
+
+// Environment of the crash child: the database and the round number.
+const (
+	crashDBEnv    = "SKIFF_STORAGE_CRASH_DB"
+	crashRoundEnv = "SKIFF_STORAGE_CRASH_ROUND"
+	crashWriters  = 8
+)
+
+// TestSQLiteCrashChild is not a test of its own: TestSQLiteCrashKill9 runs
+// the test binary with only this test selected and the environment set.
+// It writes from 8 goroutines and prints every write after it was
+// acknowledged, until it is killed. Without the environment it returns.
+func TestSQLiteCrashChild(t *testing.T) {
+	path := os.Getenv(crashDBEnv)
+	if path == "" {
+		return
+	}
+	round := os.Getenv(crashRoundEnv)
+	ctx := context.Background()
+	s, err := storage.Open(ctx, storage.Options{Path: path})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child open:", err)
+		os.Exit(3)
+	}
+	var out sync.Mutex
+	ack := func(format string, args ...any) {
+		line := fmt.Sprintf(format+"\n", args...)
+		out.Lock()
+		os.Stdout.WriteString(line) // unbuffered: in the pipe before the next write starts
+		out.Unlock()
+	}
+	var wg sync.WaitGroup
+	for g := range crashWriters {
+		wg.Go(func() {
+			counter := fmt.Sprintf("counter-%d", g)
+			for i := 0; ; i++ {
+				name := fmt.Sprintf("r%s-g%d-%d", round, g, i)
+				if err := s.Create(ctx, storagetest.ConfigMap("default", name, map[string]string{"i": strconv.Itoa(i)})); err != nil {
+					fmt.Fprintln(os.Stderr, "child create:", err)
+					os.Exit(4)
+				}
+				ack("ACK create %s", name)
+				cm := storagetest.ConfigMap("default", counter, map[string]string{"n": name})
+				err := s.Update(ctx, cm)
+				if errors.Is(err, storage.ErrNotFound) {
+					err = s.Create(ctx, cm)
+				}
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "child update:", err)
+					os.Exit(5)
+				}
+				ack("ACK counter %s %s", counter, name)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestSQLiteCrashKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 20 processes")
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed>>1))
+	path := filepath.Join(t.TempDir(), "state.db")
+	const rounds = 20
+	total := 0
+	for round := range rounds {
+		acked := crashOnce(t, path, round, time.Duration(50+rng.IntN(351))*time.Millisecond)
+		total += len(acked)
+
+		s, err := storage.Open(context.Background(), storage.Options{Path: path})
+		if err != nil {
+			t.Fatalf("round %d: Open after kill -9 = %v; want nil", round, err)
+		}
+		last := map[string]string{} // counter -> last acknowledged value
+		for _, line := range acked {
+			f := strings.Fields(line)
+			switch f[1] {
+			case "create":
+				if _, err := s.Get(context.Background(), "configmaps", "default", f[2]); err != nil {
+					t.Errorf("round %d: acknowledged create %s: Get = %v; want nil", round, f[2], err)
+				}
+			case "counter":
+				last[f[2]] = f[3]
+			}
+		}
+		for counter, want := range last {
+			obj, err := s.Get(context.Background(), "configmaps", "default", counter)
+			if err != nil {
+				t.Fatalf("round %d: Get(%s) = %v", round, counter, err)
+			}
+			// The counter holds the name of its goroutine's latest create;
+			// names count up, so it must be at or past the acknowledged one.
+			if got := obj.(*api.ConfigMap).Data["n"]; seq(got) < seq(want) {
+				t.Errorf("round %d: %s = %s; acknowledged %s was lost", round, counter, got, want)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d rounds, %d acknowledged writes checked", rounds, total)
+}
+
+// seq orders names "r<round>-g<g>-<i>" of one goroutine.
+func seq(name string) int {
+	var round, g, i int
+	fmt.Sscanf(name, "r%d-g%d-%d", &round, &g, &i)
+	return round<<32 | i
+}
+
+// crashOnce runs the child against path, kills it with SIGKILL delay after
+// its first acknowledged write, and returns the acknowledged lines.
+func crashOnce(t *testing.T, path string, round int, delay time.Duration) []string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSQLiteCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashDBEnv+"="+path, crashRoundEnv+"="+strconv.Itoa(round))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	first := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "ACK ") {
+				if len(lines) == 0 {
+					close(first)
+				}
+				lines = append(lines, sc.Text())
+			}
+		}
+	}()
+	select {
+	case <-first:
+	case <-done:
+		cmd.Wait()
+		t.Fatalf("round %d: child exited before writing: %s", round, stderr.String())
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("round %d: child wrote nothing in 20s: %s", round, stderr.String())
+	}
+	time.Sleep(delay)
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	<-done
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != -1 {
+		t.Fatalf("round %d: child ended with %v, not by SIGKILL: %s", round, err, stderr.String())
+	}
+	// Each line is one write(2) of less than PIPE_BUF bytes, so a kill
+	// cannot tear one.
+	return lines
+}

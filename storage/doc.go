@@ -1,0 +1,56 @@
+// Package storage is skiff's state store: every API object, a change log
+// of every write, and watches over it, in one embedded SQLite file
+// (modernc.org/sqlite, pure Go) in place of etcd.
+//
+// # What it owns
+//
+// A Store owns its database file (and the file's -wal, -shm and .lock
+// companions): nothing else may open them while it runs. It keeps
+//
+//   - objects: the live objects, one row per (resource, namespace, name),
+//     with the labels and selectable fields beside the JSON so lists and
+//     watches filter without decoding;
+//   - changes: the change log, one row per revision. A single global
+//     revision, counted from 1 without gaps, is every object's
+//     metadata.resourceVersion (in decimal);
+//   - meta: the current and the compacted revision.
+//
+// Stored values are the objects' JSON with apiVersion, kind and
+// resourceVersion set, so the server can send them as they are (GetRaw,
+// ListRaw, Event.Value).
+//
+// # Writes
+//
+// One writer goroutine owns the only writing connection. Create, Update,
+// GuaranteedUpdate and Delete queue an op and wait; the writer takes every
+// queued op (up to Options.MaxBatch), runs them in order in one
+// transaction (each sees the ones before it; a failed precondition fails
+// only its op), commits with one fsync (synchronous=FULL: acknowledged
+// writes survive kill -9 and power loss), publishes the changes to watchers
+// in revision order, then answers. A failed commit fails the whole group
+// and leaves the revision unchanged.
+//
+// # Watches
+//
+// Watch never polls. The writer pushes committed changes to a broadcaster
+// which appends them, without blocking, to each interested watcher's queue;
+// a watcher more than Options.WatchBuffer events behind is cut off with
+// ErrTooSlow. A watch from an older revision replays first: from an
+// in-memory ring of recent changes when it reaches back far enough, else
+// from the change log. Selectors are applied as the Kubernetes watch cache
+// does: an object that starts or stops matching is Added or Deleted.
+//
+// # Disk use
+//
+// Compaction deletes change-log rows that are both older than
+// Options.CompactMinAge and not among the newest
+// Options.CompactMinRevisions, then returns free pages to the file system
+// (auto_vacuum=INCREMENTAL) and truncates the write-ahead log, so the file
+// stays proportional to the live data and the retained history.
+//
+// # What it must not do
+//
+// The package stores what it is given: it does not validate, default,
+// assign UIDs or timestamps, or apply any API policy; that is the server's.
+// It depends only on the api packages and internal/clock.
+package storage

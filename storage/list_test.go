@@ -1,0 +1,203 @@
+package storage_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/fields"
+	"github.com/skiffhq/skiff/api/labels"
+	"github.com/skiffhq/skiff/storage"
+	"github.com/skiffhq/skiff/storage/storagetest"
+)
+
+func TestSQLiteListSelectors(t *testing.T) {
+	ctx := context.Background()
+	s := storagetest.Open(t, storage.Options{})
+	for _, p := range []struct {
+		ns, name, app, node string
+		phase               api.PodPhase
+	}{
+		{"b", "web-2", "web", "n1", api.PodRunning},
+		{"a", "web-1", "web", "n1", api.PodRunning},
+		{"a", "db-1", "db", "n2", api.PodPending},
+		{"b", "db-2", "db", "", api.PodPending},
+		{"a", "batch", "", "n1", api.PodSucceeded},
+	} {
+		var l map[string]string
+		if p.app != "" {
+			l = map[string]string{"app": p.app}
+		}
+		pod := storagetest.Pod(p.ns, p.name, l)
+		pod.Spec.NodeName, pod.Status.Phase = p.node, p.phase
+		if err := s.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Create(ctx, storagetest.Node("n1", map[string]string{"zone": "x"})); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		resource, ns, labels, fields string
+		want                         string // namespace/name, in order
+	}{
+		{"pods", "", "", "", "a/batch a/db-1 a/web-1 b/db-2 b/web-2"},
+		{"pods", "a", "", "", "a/batch a/db-1 a/web-1"},
+		{"pods", "c", "", "", ""},
+		{"pods", "", "app=web", "", "a/web-1 b/web-2"},
+		{"pods", "", "app", "", "a/db-1 a/web-1 b/db-2 b/web-2"},
+		{"pods", "", "!app", "", "a/batch"},
+		{"pods", "", "app in (db,web),app!=db", "", "a/web-1 b/web-2"},
+		{"pods", "", "", "spec.nodeName=n1", "a/batch a/web-1 b/web-2"},
+		{"pods", "b", "", "spec.nodeName=n1", "b/web-2"},
+		{"pods", "", "", "spec.nodeName=", "b/db-2"},
+		{"pods", "", "", "spec.nodeName!=n1", "a/db-1 b/db-2"},
+		{"pods", "", "app=db", "spec.nodeName=n2", "a/db-1"},
+		{"pods", "", "", "status.phase=Running", "a/web-1 b/web-2"},
+		{"pods", "", "", "metadata.name=db-2", "b/db-2"},
+		{"pods", "", "", "metadata.namespace=a,spec.nodeName=n1", "a/batch a/web-1"},
+		{"nodes", "", "zone=x", "", "/n1"},
+		{"nodes", "", "", "spec.unschedulable=false", "/n1"},
+	}
+	for _, tt := range tests {
+		ls, err := labels.Parse(tt.labels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := fields.Parse(tt.fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, rev, err := s.List(ctx, tt.resource, storage.ListOptions{Namespace: tt.ns, Labels: ls, Fields: fs})
+		if err != nil {
+			t.Fatalf("List(%s, ns=%q, %q, %q) = %v", tt.resource, tt.ns, tt.labels, tt.fields, err)
+		}
+		var got []string
+		for _, o := range objs {
+			got = append(got, o.GetObjectMeta().Namespace+"/"+o.GetObjectMeta().Name)
+		}
+		if strings.Join(got, " ") != tt.want || rev != s.Revision() {
+			t.Errorf("List(%s, ns=%q, %q, %q) = %q at %d; want %q at %d", tt.resource, tt.ns, tt.labels, tt.fields, got, rev, tt.want, s.Revision())
+		}
+	}
+	if objs, _, err := s.List(ctx, "pods", storage.ListOptions{Labels: labels.Nothing()}); err != nil || len(objs) != 0 {
+		t.Errorf("List(labels.Nothing()) = %d, %v; want 0, nil", len(objs), err)
+	}
+}
+
+// A list and a watch from the list's revision together must reproduce
+// the final state exactly, while writers run: the list is one snapshot.
+func TestSQLiteListThenWatchIsConsistent(t *testing.T) {
+	ctx := context.Background()
+	s := storagetest.Open(t, storage.Options{})
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := 0; !stop.Load(); i++ {
+				name := fmt.Sprintf("p%d", (g*7+i)%40)
+				var err error
+				switch i % 3 {
+				case 0:
+					err = s.Create(ctx, storagetest.Pod("default", name, nil))
+				case 1:
+					p := storagetest.Pod("default", name, nil)
+					p.Status.Message = fmt.Sprint(i)
+					err = s.Update(ctx, p)
+				case 2:
+					_, err = s.Delete(ctx, "pods", "default", name, "")
+				}
+				if err != nil && !isExpected(err) {
+					t.Errorf("write %s: %v", name, err)
+					return
+				}
+			}
+		})
+	}
+	// Each cache lists, then applies a watch from the list's revision in a
+	// goroutine of its own, as an informer does.
+	type cache struct {
+		mu    sync.Mutex
+		state map[string][]byte
+		last  int64 // revision applied
+		w     *storage.Watcher
+	}
+	var caches []*cache
+	for range 10 {
+		// Let the writers move on between lists.
+		for at := s.Revision(); s.Revision() < at+50; {
+			time.Sleep(100 * time.Microsecond)
+		}
+		raw, rev, err := s.ListRaw(ctx, "pods", storage.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &cache{state: map[string][]byte{}, last: rev}
+		for _, v := range raw {
+			obj, _ := api.DecodeObject(v)
+			c.state[obj.GetObjectMeta().Namespace+"/"+obj.GetObjectMeta().Name] = v
+		}
+		if c.w, err = s.Watch(ctx, "pods", storage.WatchOptions{Revision: rev}); err != nil {
+			t.Fatal(err)
+		}
+		defer c.w.Stop()
+		go func() {
+			for ev := range c.w.Events() {
+				c.mu.Lock()
+				applyEvents(t, c.state, []storage.Event{ev})
+				c.last = ev.Revision
+				c.mu.Unlock()
+			}
+		}()
+		caches = append(caches, c)
+	}
+	stop.Store(true)
+	wg.Wait()
+	end := s.Revision()
+	final, _, err := s.ListRaw(ctx, "pods", storage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitEvent)
+	for i, c := range caches {
+		for {
+			c.mu.Lock()
+			last, ok := c.last, matches(c.state, final)
+			c.mu.Unlock()
+			if last >= end {
+				if !ok {
+					t.Errorf("cache %d: list + watch differs from the final list", i)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cache %d: at revision %d; want %d (watch Err() = %v)", i, last, end, c.w.Err())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+func isExpected(err error) bool {
+	return errors.Is(err, storage.ErrExists) || errors.Is(err, storage.ErrNotFound)
+}
+
+func matches(state map[string][]byte, final [][]byte) bool {
+	if len(state) != len(final) {
+		return false
+	}
+	for _, v := range final {
+		obj, _ := api.DecodeObject(v)
+		if !bytes.Equal(state[obj.GetObjectMeta().Namespace+"/"+obj.GetObjectMeta().Name], v) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,133 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// Defaults applied by Open to zero-valued Options fields.
+const (
+	DefaultCompactMinRevisions = 10000
+	DefaultCompactMinAge       = 5 * time.Minute
+	DefaultCompactInterval     = time.Minute
+	DefaultCheckpointInterval  = 30 * time.Second
+	DefaultMaxBatch            = 256
+	DefaultWatchBuffer         = 1024
+	DefaultWatchCacheSize      = 4096
+	DefaultReadConns           = 4
+)
+
+// maxMaxBatch bounds Options.MaxBatch: SQLite's default limit on bound
+// parameters is per statement, so the bound is about latency, not limits.
+const maxMaxBatch = 4096
+
+// Options configures a Store. The zero value of every field but Path
+// selects its default; Open validates first and applies defaults after.
+type Options struct {
+	// Path is the database file. Its directory is created (0700) and the
+	// file (0600) when missing. An existing file must be a skiff database;
+	// it is never recreated or overwritten.
+	Path string
+	// Clock stamps changes for age-based compaction and drives the
+	// background loops. Default clock.Real{}.
+	Clock clock.Clock
+	// Logger receives background-loop failures and maintenance notes.
+	// Default: discard.
+	Logger *slog.Logger
+
+	// CompactMinRevisions is how many of the newest revisions compaction
+	// always keeps. Default 10000.
+	CompactMinRevisions int64
+	// CompactMinAge is how long a change is kept at least, by the Clock.
+	// Compaction honours both this and CompactMinRevisions. Default 5m.
+	CompactMinAge time.Duration
+	// CompactInterval is how often the background compaction runs;
+	// negative disables the loop (Compact may still be called). Default 1m.
+	CompactInterval time.Duration
+	// CheckpointInterval is how often the write-ahead log is checkpointed
+	// and truncated; negative disables the loop. Default 30s.
+	CheckpointInterval time.Duration
+
+	// MaxBatch is the most writes committed in one transaction (one
+	// fsync). Default 256.
+	MaxBatch int
+	// WatchBuffer is how many undelivered events a watcher may hold before
+	// it is cut off with ErrTooSlow. Default 1024.
+	WatchBuffer int
+	// WatchCacheSize is how many recent changes are kept in memory so that
+	// a watch resuming from a recent revision needs no database read (about
+	// 10x faster). Each entry holds the stored value and, once a watcher
+	// called Event.Object, the decoded object. Default 4096; negative
+	// disables the cache.
+	WatchCacheSize int
+	// ReadConns is the size of the read connection pool. Default 4.
+	ReadConns int
+}
+
+// Validate reports every field that is out of range. Zero values are
+// valid: they select defaults.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Path == "" {
+		errs = append(errs, errors.New("path is required"))
+	}
+	if o.CompactMinRevisions < 0 {
+		errs = append(errs, fmt.Errorf("compact min revisions %d is negative", o.CompactMinRevisions))
+	}
+	if o.CompactMinAge < 0 {
+		errs = append(errs, fmt.Errorf("compact min age %v is negative", o.CompactMinAge))
+	}
+	if o.MaxBatch < 0 || o.MaxBatch > maxMaxBatch {
+		errs = append(errs, fmt.Errorf("max batch %d is outside [0, %d]", o.MaxBatch, maxMaxBatch))
+	}
+	if o.WatchBuffer < 0 {
+		errs = append(errs, fmt.Errorf("watch buffer %d is negative", o.WatchBuffer))
+	}
+	if o.ReadConns < 0 {
+		errs = append(errs, fmt.Errorf("read conns %d is negative", o.ReadConns))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("storage options: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// withDefaults returns o with every zero field set to its default.
+func (o Options) withDefaults() Options {
+	o.Clock = clock.Or(o.Clock)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CompactMinRevisions == 0 {
+		o.CompactMinRevisions = DefaultCompactMinRevisions
+	}
+	if o.CompactMinAge == 0 {
+		o.CompactMinAge = DefaultCompactMinAge
+	}
+	if o.CompactInterval == 0 {
+		o.CompactInterval = DefaultCompactInterval
+	}
+	if o.CheckpointInterval == 0 {
+		o.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.WatchBuffer == 0 {
+		o.WatchBuffer = DefaultWatchBuffer
+	}
+	if o.WatchCacheSize == 0 {
+		o.WatchCacheSize = DefaultWatchCacheSize
+	}
+	if o.WatchCacheSize < 0 {
+		o.WatchCacheSize = 0
+	}
+	if o.ReadConns == 0 {
+		o.ReadConns = DefaultReadConns
+	}
+	return o
+}

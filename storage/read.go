@@ -1,0 +1,131 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/skiffhq/skiff/api"
+)
+
+// readStmts are the statements prepared on the read pool; database/sql
+// prepares each lazily on every pooled connection and reuses it.
+type readStmts struct {
+	get     *sql.Stmt
+	meta    *sql.Stmt
+	changes *sql.Stmt
+	tsAt    *sql.Stmt
+	// list[ns][node]: with or without a namespace and a node constraint.
+	list [2][2]*sql.Stmt
+}
+
+const listColumns = `SELECT labels, fields, value FROM objects `
+
+func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
+	rs := &readStmts{}
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		q    string
+	}{
+		{&rs.get, `SELECT value, rev FROM objects WHERE resource = ? AND namespace = ? AND name = ?`},
+		{&rs.meta, `SELECT value FROM meta WHERE key = ?`},
+		{&rs.changes, `SELECT rev, namespace, name, type, ts, labels, fields, prev_labels, prev_fields, value
+			FROM changes WHERE rev > ? AND rev <= ? AND resource = ? ORDER BY rev LIMIT ?`},
+		{&rs.tsAt, `SELECT ts FROM changes WHERE rev >= ? ORDER BY rev LIMIT 1`},
+		{&rs.list[0][0], listColumns + `WHERE resource = ? ORDER BY namespace, name`},
+		{&rs.list[1][0], listColumns + `WHERE resource = ? AND namespace = ? ORDER BY namespace, name`},
+		{&rs.list[0][1], listColumns + `WHERE resource = ? AND node = ? AND node <> '' ORDER BY namespace, name`},
+		{&rs.list[1][1], listColumns + `WHERE resource = ? AND namespace = ? AND node = ? AND node <> '' ORDER BY namespace, name`},
+	} {
+		st, err := db.PrepareContext(ctx, p.q)
+		if err != nil {
+			return nil, fmt.Errorf("prepare: %w", translate(err))
+		}
+		*p.stmt = st
+	}
+	return rs, nil
+}
+
+// GetRaw returns the stored JSON of one object and its revision. The
+// bytes belong to the caller. namespace is "" for cluster-scoped kinds.
+func (s *Store) GetRaw(ctx context.Context, resource, namespace, name string) ([]byte, int64, error) {
+	info, err := s.lookup(resource)
+	if err != nil {
+		return nil, 0, fmt.Errorf("get: %w", err)
+	}
+	if err := checkKey(info, namespace, name); err != nil {
+		return nil, 0, fmt.Errorf("get: %w", err)
+	}
+	k := key{resource: resource, namespace: namespace, name: name}
+	if err := s.beginRead(); err != nil {
+		return nil, 0, fmt.Errorf("get %s: %w", k, err)
+	}
+	defer s.endRead()
+	var value []byte
+	var rev int64
+	err = s.rs.get.QueryRowContext(ctx, resource, namespace, name).Scan(&value, &rev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, fmt.Errorf("get %s: %w", k, ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("get %s: %w", k, translate(err))
+	}
+	return value, rev, nil
+}
+
+// Get returns one object, decoded; the caller owns it.
+func (s *Store) Get(ctx context.Context, resource, namespace, name string) (api.Object, error) {
+	value, _, err := s.GetRaw(ctx, resource, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return decode(s.resources[resource], value)
+}
+
+// readChanges returns up to limit changes of resource with revisions in
+// (after, to], in order. In the same snapshot it checks that the change
+// log still holds everything above from; if not, ErrCompacted.
+func (s *Store) readChanges(ctx context.Context, resource string, from, after, to int64, limit int) ([]*change, error) {
+	if err := s.beginRead(); err != nil {
+		return nil, err
+	}
+	defer s.endRead()
+	tx, err := s.rdb.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read changes: %w", translate(err))
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	var compacted int64
+	if err := tx.StmtContext(ctx, s.rs.meta).QueryRowContext(ctx, metaCompacted).Scan(&compacted); err != nil {
+		return nil, fmt.Errorf("read changes: %w", translate(err))
+	}
+	if from < compacted {
+		return nil, fmt.Errorf("changes after revision %d: compacted at %d: %w", from, compacted, ErrCompacted)
+	}
+	rows, err := tx.StmtContext(ctx, s.rs.changes).QueryContext(ctx, after, to, resource, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read changes: %w", translate(err))
+	}
+	defer rows.Close()
+	info := s.resources[resource]
+	var cs []*change
+	for rows.Next() {
+		c := &change{info: info}
+		var t int64
+		c.key.resource = resource
+		if err := rows.Scan(&c.rev, &c.key.namespace, &c.key.name, &t, &c.ts,
+			&c.rawLabels, &c.rawFields, &c.rawPrevLabels, &c.rawPrevFields, &c.value); err != nil {
+			return nil, fmt.Errorf("read changes: %w", translate(err))
+		}
+		c.typ = EventType(t)
+		if c.typ < Added || c.typ > Deleted {
+			return nil, fmt.Errorf("change %d has type %d: %w", c.rev, t, ErrCorrupt)
+		}
+		cs = append(cs, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read changes: %w", translate(err))
+	}
+	return cs, nil
+}

@@ -1,0 +1,190 @@
+package storage
+
+import (
+	"context"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+)
+
+// opKind says what an op does.
+type opKind uint8
+
+const (
+	opCreate opKind = iota + 1
+	opUpdate
+	opDelete
+	opTask // maintenance run by the writer between transactions
+)
+
+// op is one request to the writer. The submitting goroutine fills the
+// request fields; the writer fills the result fields and then closes done.
+type op struct {
+	ctx     context.Context // the caller's; checked before the op runs
+	kind    opKind
+	enc     *encoded // create, update
+	key     key      // delete
+	info    *api.ResourceInfo
+	precond int64 // required current revision; 0 for none
+	current bool  // on ErrConflict, return the current value (GuaranteedUpdate)
+	task    func(ctx context.Context, w *writer) error
+
+	rev    int64  // the op's revision
+	value  []byte // the stored value (for delete: the last state)
+	cur    []byte // on ErrConflict: the current value and revision
+	curRev int64
+	err    error
+	done   chan struct{}
+}
+
+// submit hands o to the writer and waits for its result.
+//
+// If ctx ends while o is queued, the writer skips it; if ctx ends while o
+// is being committed, submit returns ctx's error but the write may still
+// be committed (as with etcd): callers that must know re-read.
+func (s *Store) submit(ctx context.Context, o *op) error {
+	o.ctx = ctx
+	o.done = make(chan struct{})
+	select {
+	case s.ops <- o:
+	case <-s.closing:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-o.done:
+		return o.err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.writerDone:
+		select {
+		case <-o.done:
+			return o.err
+		default:
+			return ErrClosed
+		}
+	}
+}
+
+// writeLoop is the writer goroutine. It takes every op queued (up to
+// MaxBatch), runs consecutive writes in one transaction with one fsync,
+// publishes the committed changes to watchers in revision order, and only
+// then answers the callers.
+func (s *Store) writeLoop() {
+	defer close(s.writerDone)
+	batch := make([]*op, 0, s.opts.MaxBatch)
+	for {
+		batch = batch[:0]
+		select {
+		case o := <-s.ops:
+			batch = append(batch, o)
+		case <-s.closing:
+			s.drainClosed()
+			return
+		}
+	fill:
+		for len(batch) < s.opts.MaxBatch {
+			select {
+			case o := <-s.ops:
+				batch = append(batch, o)
+			default:
+				break fill
+			}
+		}
+		for i := 0; i < len(batch); {
+			if batch[i].kind == opTask {
+				s.runTask(batch[i])
+				i++
+				continue
+			}
+			j := i + 1
+			for j < len(batch) && batch[j].kind != opTask {
+				j++
+			}
+			s.commit(batch[i:j])
+			i = j
+		}
+		clear(batch)
+	}
+}
+
+// drainClosed fails every op still queued once Close has begun.
+func (s *Store) drainClosed() {
+	for {
+		select {
+		case o := <-s.ops:
+			o.err = ErrClosed
+			close(o.done)
+		default:
+			return
+		}
+	}
+}
+
+func (s *Store) runTask(o *op) {
+	if err := o.ctx.Err(); err != nil {
+		o.err = err
+	} else {
+		o.err = o.task(o.ctx, s.w)
+	}
+	close(o.done)
+}
+
+// commit runs ops in one transaction. A failed precondition fails only its
+// op; an SQL error rolls the whole transaction back and fails every op.
+func (s *Store) commit(ops []*op) {
+	ctx := context.Background() // a commit in progress is never interrupted
+	w := s.w
+	base := s.rev.Load()
+	rev := base
+	ts := max(s.clock.Now().UnixNano(), w.lastTs)
+	changes := make([]*change, 0, len(ops))
+	err := w.begin(ctx)
+	for _, o := range ops {
+		if err != nil {
+			break
+		}
+		if cerr := o.ctx.Err(); cerr != nil {
+			o.err = cerr
+			continue
+		}
+		var c *change
+		c, o.err, err = w.apply(ctx, o, rev+1, ts)
+		if err != nil || o.err != nil {
+			continue
+		}
+		rev++
+		changes = append(changes, c)
+	}
+	if err == nil && len(changes) > 0 {
+		err = w.commit(ctx, rev)
+	} else if err == nil {
+		err = w.rollback(ctx)
+	}
+	if err != nil {
+		err = translate(err)
+		if rerr := w.rollback(ctx); rerr != nil {
+			s.log.Debug("rollback after failed batch", "err", rerr)
+		}
+		for _, o := range ops {
+			o.err = err
+			o.value, o.cur = nil, nil
+			close(o.done)
+		}
+		return
+	}
+	if len(changes) > 0 {
+		now := time.Now()
+		for _, c := range changes {
+			c.committed = now
+		}
+		s.rev.Store(rev)
+		s.commits.Add(1)
+		w.lastTs = ts
+		s.bc.publish(changes)
+	}
+	for _, o := range ops {
+		close(o.done)
+	}
+}

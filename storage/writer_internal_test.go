@@ -1,0 +1,140 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/storage/internal/fixtures"
+)
+
+// TestSQLiteNoSpace fills the database up to a page limit set on the
+// writer's connection: the failing group of writes must fail as a whole
+// with ErrNoSpace, take no revision and publish nothing, and the store
+// must work again once space is available.
+func TestSQLiteNoSpace(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "state.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w, err := s.Watch(ctx, "configmaps", WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := s.Create(ctx, fixtures.ConfigMap("default", "before", nil)); err != nil {
+		t.Fatal(err)
+	}
+	setMaxPages := func(extra int64) {
+		t.Helper()
+		err := s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+			var pages int64
+			if err := w.conn.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
+				return err
+			}
+			_, err := w.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", pages+extra))
+			return err
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setMaxPages(0)
+	rev := s.Revision()
+	big := map[string]string{"data": strings.Repeat("x", 64<<10)}
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		wg.Go(func() {
+			errs[i] = s.Create(ctx, fixtures.ConfigMap("default", fmt.Sprint("big", i), big))
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, ErrNoSpace) {
+			t.Errorf("Create(big%d) on a full database = %v; want ErrNoSpace", i, err)
+		}
+	}
+	if got := s.Revision(); got != rev {
+		t.Errorf("Revision() after failed writes = %d; want %d", got, rev)
+	}
+	if _, _, err := s.GetRaw(ctx, "configmaps", "default", "before"); err != nil {
+		t.Errorf("GetRaw on a full database = %v; want nil (reads keep working)", err)
+	}
+
+	setMaxPages(1 << 20)
+	if err := s.Create(ctx, fixtures.ConfigMap("default", "after", big)); err != nil {
+		t.Fatalf("Create after freeing space = %v; want nil", err)
+	}
+	if got := s.Revision(); got != rev+1 {
+		t.Errorf("Revision() = %d; want %d (no gap)", got, rev+1)
+	}
+	for _, want := range []int64{rev, rev + 1} {
+		select {
+		case ev := <-w.Events():
+			if ev.Revision != want {
+				t.Errorf("watch event at %d; want %d", ev.Revision, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no watch event at %d", want)
+		}
+	}
+}
+
+// TestSQLitePragmas pins the settings durability and bounded disk use
+// rest on, on the writer's connection and on the read pool.
+func TestSQLitePragmas(t *testing.T) {
+	ctx := context.Background()
+	// A path SQLite's URI syntax would trip on if it were not escaped.
+	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "a dir #1", "state?.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := map[string]string{
+		"synchronous":        "2", // FULL
+		"journal_mode":       "wal",
+		"auto_vacuum":        "2", // INCREMENTAL
+		"foreign_keys":       "0",
+		"application_id":     fmt.Sprint(applicationID),
+		"user_version":       fmt.Sprint(schemaVersion),
+		"journal_size_limit": fmt.Sprint(journalSizeLimit),
+		"busy_timeout":       fmt.Sprint(busyTimeout.Milliseconds()),
+		"query_only":         "0",
+	}
+	got := map[string]string{}
+	err = s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+		for p := range want {
+			var v string
+			if err := w.conn.QueryRowContext(ctx, "PRAGMA "+p).Scan(&v); err != nil {
+				return err
+			}
+			got[p] = v
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, v := range want {
+		if got[p] != v {
+			t.Errorf("writer PRAGMA %s = %s; want %s", p, got[p], v)
+		}
+	}
+	for p, v := range map[string]string{"query_only": "1", "synchronous": "2"} {
+		var g string
+		if err := s.rdb.QueryRowContext(ctx, "PRAGMA "+p).Scan(&g); err != nil {
+			t.Fatal(err)
+		}
+		if g != v {
+			t.Errorf("reader PRAGMA %s = %s; want %s", p, g, v)
+		}
+	}
+}
