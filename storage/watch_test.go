@@ -18,19 +18,6 @@ import (
 
 const waitEvent = 10 * time.Second
 
-// readUntil reads events from w until one at revision >= rev.
-func readUntil(t *testing.T, w *storage.Watcher, rev int64) []storage.Event {
-	t.Helper()
-	var evs []storage.Event
-	for {
-		ev := storagetest.Next(t, w, waitEvent)
-		evs = append(evs, ev)
-		if ev.Revision >= rev {
-			return evs
-		}
-	}
-}
-
 // drain reads up to n events from w within timeout, in a goroutine of
 // its own; it stops early if the watch ends.
 func drain(w *storage.Watcher, n int, timeout time.Duration) []storage.Event {
