@@ -2,8 +2,7 @@ package server
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/skiffhq/skiff/internal/atomicfile"
 
 	"sigs.k8s.io/yaml"
 
@@ -73,33 +72,8 @@ func writeClientConfigs(clientPath, kubePath, url string, caPEM []byte, adminTok
 	if err != nil {
 		return fmt.Errorf("encode kubeconfig: %w", err)
 	}
-	if err := replaceFile(kubePath, b, 0o600); err != nil {
+	if err := atomicfile.Replace(kubePath, b, 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", kubePath, err)
 	}
 	return nil
-}
-
-// replaceFile writes data to path through a synced temporary file renamed
-// into place, so readers see the old or the new content, never a part.
-func replaceFile(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // fails harmlessly once renamed
-	err = f.Chmod(perm)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skiffhq/skiff/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -116,59 +117,8 @@ func (t *Tokens) ensureStored(ctx context.Context, jt JoinToken, path string) er
 // place (link, unlike rename, never replaces), with an O_EXCL create as
 // the fallback on filesystems without hard links.
 func createFile(path string, data []byte, perm fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	tmp := f.Name()
-	// The temporary name is ours alone; a failed removal leaves only a
-	// stray dot-file and does not change the outcome.
-	defer os.Remove(tmp)
-	if err := writeSync(f, data, perm); err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	if err := os.Link(tmp, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("create %s: %w", path, fs.ErrExist)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if err != nil {
-			return fmt.Errorf("create %s: %w", path, err)
-		}
-		if err := writeSync(f, data, perm); err != nil {
-			_ = os.Remove(path) // ours, and incomplete
-			return fmt.Errorf("create %s: %w", path, err)
-		}
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
-}
-
-// writeSync sets f's mode, writes data, syncs and closes f.
-func writeSync(f *os.File, data []byte, perm fs.FileMode) error {
-	err := f.Chmod(perm)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return atomicfile.Create(path, data, perm)
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/skiffhq/skiff/internal/atomicfile"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -102,10 +103,10 @@ func EnsureCA(dir string, clk clock.Clock) (*CA, error) {
 	}
 	// The key goes first: a crash in between leaves ca.key alone, which
 	// the next start reports instead of pairing it with a fresh cert.
-	if err := createFile(keyPath, keyPEM, keyFileMode); err != nil {
+	if err := atomicfile.Create(keyPath, keyPEM, keyFileMode); err != nil {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
-	if err := createFile(certPath, ca.CertPEM, certFileMode); err != nil {
+	if err := atomicfile.Create(certPath, ca.CertPEM, certFileMode); err != nil {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
 	return ca, nil

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"github.com/skiffhq/skiff/internal/atomicfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,10 +163,10 @@ func issueServerCert(certPath, keyPath string, ca *CA, want SANs, now time.Time)
 	if err != nil {
 		return nil, err
 	}
-	if err := replaceFile(keyPath, keyPEM, keyFileMode); err != nil {
+	if err := atomicfile.Replace(keyPath, keyPEM, keyFileMode); err != nil {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
-	if err := replaceFile(certPath, encodeCert(der), certFileMode); err != nil {
+	if err := atomicfile.Replace(certPath, encodeCert(der), certFileMode); err != nil {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
 	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
