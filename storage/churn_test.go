@@ -33,9 +33,6 @@ func diskSize(t *testing.T, path string) (db, wal int64) {
 // the file and its WAL stay proportional to what must be kept: the live
 // objects plus the retained history.
 func TestSQLiteChurnBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 100k revisions")
-	}
 	ctx := context.Background()
 	const live, minRevisions = 200, 1000
 	revisions := 100_000

@@ -79,9 +79,6 @@ func TestSQLiteCrashChild(t *testing.T) {
 }
 
 func TestSQLiteCrashKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts 20 processes")
-	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
