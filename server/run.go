@@ -10,12 +10,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
+	"github.com/skiffhq/skiff/server/events"
 	"github.com/skiffhq/skiff/server/tlsutil"
 	"github.com/skiffhq/skiff/storage"
 )
@@ -29,6 +31,8 @@ const (
 	// own before their contexts are cancelled, which ends watch streams
 	// (they never finish on their own).
 	shutdownGrace = time.Second
+	// eventExpiryInterval is how often expired events are deleted.
+	eventExpiryInterval = time.Minute
 )
 
 // server is one running control plane: what Run builds and serves.
@@ -43,6 +47,8 @@ type server struct {
 	cert        *tlsutil.ServerCert
 	joinLimiter *auth.Limiter
 	authLimiter *auth.Limiter
+	events      *events.Sink
+	liveness    *apiserver.Liveness
 	// adminToken is held from setup until the client configs are
 	// written, then dropped.
 	adminToken string
@@ -104,7 +110,12 @@ func (s *server) setup(ctx context.Context) error {
 		return fmt.Errorf("open datastore %s: %w", dbPath, err)
 	}
 	s.store = st
-	s.api, err = apiserver.New(apiserver.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource})
+	s.events = events.NewSink(st, s.clk, events.DefaultTTL, s.log.With("component", "events"))
+	s.liveness = apiserver.NewLiveness()
+	s.api, err = apiserver.New(apiserver.Config{
+		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource,
+		Events: s.events, Liveness: s.liveness,
+	})
 	if err != nil {
 		return err
 	}
@@ -172,6 +183,12 @@ func (s *server) serve(ctx context.Context) error {
 	served := make(chan error, 1)
 	go func() { served <- hs.ServeTLS(ln, "", "") }()
 
+	// Background loops run until shutdown, and end before the store
+	// closes.
+	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
+	var loops sync.WaitGroup
+	loops.Go(func() { s.events.Run(loopCtx, eventExpiryInterval) })
+
 	s.ready.Store(true)
 	s.log.Info("skiff server listening", "addr", ln.Addr().String(), "url", info.URL, "datastore", cfg.Datastore)
 	if cfg.DisableAgent {
@@ -192,6 +209,8 @@ func (s *server) serve(ctx context.Context) error {
 	}
 	s.ready.Store(false)
 	shutdownErr := s.shutdown(hs, cancelRequests)
+	stopLoops()
+	loops.Wait()
 	if serveErr == nil {
 		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			serveErr = fmt.Errorf("serve: %w", err)

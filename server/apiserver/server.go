@@ -9,6 +9,7 @@ import (
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/server/events"
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -25,6 +26,14 @@ type Config struct {
 	// Nil allows everything (the caller authenticates and authorizes
 	// elsewhere, or not at all, as in tests).
 	Authorize AuthorizeFunc
+	// Liveness receives every node heartbeat; nil makes a private one.
+	Liveness *Liveness
+	// HeartbeatSnapshot is how stale a node's stored lastHeartbeatTime may
+	// get before a heartbeat-only status write is persisted. Default 5m.
+	HeartbeatSnapshot time.Duration
+	// Events stores POSTed events, folding repeats; nil makes one over
+	// Store with the default TTL.
+	Events *events.Sink
 }
 
 // Validate reports a Config that cannot work.
@@ -44,6 +53,10 @@ type Server struct {
 	heartbeat time.Duration
 	resources []api.ResourceInfo
 	authz     AuthorizeFunc
+
+	liveness          *Liveness
+	heartbeatSnapshot time.Duration
+	events            *events.Sink
 }
 
 // New returns a Server for cfg.
@@ -58,6 +71,18 @@ func New(cfg Config) (*Server, error) {
 		heartbeat: cfg.WatchHeartbeat,
 		resources: api.Resources(),
 		authz:     cfg.Authorize,
+
+		liveness:          cfg.Liveness,
+		heartbeatSnapshot: cfg.HeartbeatSnapshot,
+	}
+	if s.events = cfg.Events; s.events == nil {
+		s.events = events.NewSink(cfg.Store, s.clock, 0, s.log)
+	}
+	if s.liveness == nil {
+		s.liveness = NewLiveness()
+	}
+	if s.heartbeatSnapshot <= 0 {
+		s.heartbeatSnapshot = defaultHeartbeatSnapshot
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -67,6 +92,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	return s, nil
 }
+
+// Liveness returns the in-memory record of node heartbeats.
+func (s *Server) Liveness() *Liveness { return s.liveness }
 
 // route is a parsed resource URL.
 type route struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/uid"
 )
 
 // This file holds the create and update strategies: what the server fills
@@ -163,13 +164,7 @@ func deepCopy(obj api.Object) (api.Object, error) {
 }
 
 // newUID returns a random RFC 4122 version 4 UUID.
-func newUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+func newUID() string { return uid.New() }
 
 // generatedName appends five random characters to prefix, from the same
 // alphabet Kubernetes uses (no vowels, no look-alikes).

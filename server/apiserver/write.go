@@ -81,6 +81,19 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, rt route) {
 			s.writeError(w, r, errs, rt.res, m.Name)
 			return
 		}
+		if ev, ok := obj.(*api.Event); ok {
+			// Events go through the sink, which folds repeats into the
+			// stored event (200 with it) instead of adding another.
+			out, created, err := s.events.Record(r.Context(), ev)
+			if err != nil {
+				s.writeError(w, r, err, rt.res, m.Name)
+			} else if created {
+				writeJSON(w, http.StatusCreated, out)
+			} else {
+				writeJSON(w, http.StatusOK, out)
+			}
+			return
+		}
 		err = s.store.Create(r.Context(), obj)
 		if err == nil || !generate || !errors.Is(err, storage.ErrExists) || attempt >= 8 {
 			break
@@ -111,7 +124,10 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, rt route) {
 // intended object given the current one; the strategy, defaults, the
 // resourceVersion precondition and validation are applied on every try.
 func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Object) (api.Object, error)) (api.Object, error) {
-	return s.store.GuaranteedUpdate(r.Context(), rt.res.Resource, rt.namespace, rt.name, func(cur api.Object) (api.Object, error) {
+	nodeStatus := rt.res.Resource == "nodes" && rt.sub == "status"
+	var unpersisted api.Object // a heartbeat-only status write, answered but not stored
+	out, err := s.store.GuaranteedUpdate(r.Context(), rt.res.Resource, rt.namespace, rt.name, func(cur api.Object) (api.Object, error) {
+		unpersisted = nil
 		next, err := build(cur)
 		if err != nil {
 			return nil, err
@@ -128,8 +144,25 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 		if errs := api.ValidateUpdate(out, cur); len(errs) > 0 {
 			return nil, errs
 		}
+		if nodeStatus && heartbeatOnly(out.(*api.Node), cur.(*api.Node), s.clock.Now(), s.heartbeatSnapshot) {
+			// Storing cur unchanged is a no-op for the store: no write,
+			// no fsync, no watch event.
+			unpersisted = out
+			return cur, nil
+		}
 		return out, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	if nodeStatus {
+		s.liveness.Beat(rt.name, s.clock.Now())
+		if unpersisted != nil {
+			unpersisted.GetObjectMeta().ResourceVersion = out.GetObjectMeta().ResourceVersion
+			return unpersisted, nil
+		}
+	}
+	return out, nil
 }
 
 func resourceName(res *api.ResourceInfo) string {
@@ -236,6 +269,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, rt route) {
 	if err != nil {
 		s.writeError(w, r, err, rt.res, rt.name)
 		return
+	}
+	if rt.res.Resource == "nodes" {
+		s.liveness.Forget(rt.name)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
