@@ -77,14 +77,20 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 }
 
 // requireAdmin refuses every identity but the admin with 403.
-func requireAdmin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id := identityFrom(r.Context()); !id.Admin {
-			writeStatus(w, forbidden(id.String()+" may not manage join tokens"))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+func requireAdmin(next http.Handler) http.Handler { return requireAdminFor("manage join tokens")(next) }
+
+// requireAdminFor refuses every identity but the admin with a 403 saying
+// it may not do what.
+func requireAdminFor(what string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if id := identityFrom(r.Context()); !id.Admin {
+				writeStatus(w, forbidden(id.String()+" may not "+what))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 func unauthorized(msg string) *api.StatusError {

@@ -42,6 +42,7 @@ func (s *server) routes() http.Handler {
 			r.Post("/", s.createToken)
 			r.Delete("/{id}", s.deleteToken)
 		})
+		r.With(requireAdminFor("read metrics")).Get("/metrics", s.metrics.serveHTTP)
 		r.Handle("/api/*", http.HandlerFunc(s.api.ServeResource))
 		r.Handle("/apis/*", http.HandlerFunc(s.api.ServeResource))
 	})
@@ -92,6 +93,10 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 		start := time.Now()
 		ri := &requestInfo{identity: "anonymous"}
 		rec := &statusRecorder{ResponseWriter: w}
+		resource, verb := requestLabels(r)
+		if verb == "watch" {
+			defer s.metrics.watchStarted()()
+		}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri)))
 		level := slog.LevelInfo
 		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
@@ -101,6 +106,7 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 		if code == 0 {
 			code = http.StatusOK
 		}
+		s.metrics.observe(resource, verb, code, time.Since(start))
 		s.log.LogAttrs(r.Context(), level, "request",
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),

@@ -49,6 +49,7 @@ type server struct {
 	authLimiter *auth.Limiter
 	events      *events.Sink
 	liveness    *apiserver.Liveness
+	metrics     *serverMetrics
 	// adminToken is held from setup until the client configs are
 	// written, then dropped.
 	adminToken string
@@ -119,6 +120,7 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.metrics = newServerMetrics(st, s.liveness)
 	if err := s.api.Bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

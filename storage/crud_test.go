@@ -273,3 +273,23 @@ func TestSQLiteGuaranteedUpdateRetriesOnConflict(t *testing.T) {
 		t.Errorf("result resourceVersion = %s; want %d", got.GetObjectMeta().ResourceVersion, s.Revision())
 	}
 }
+
+func TestStatsCountWritesAndWatchers(t *testing.T) {
+	s := storagetest.Open(t, storage.Options{})
+	ctx := context.Background()
+	before := s.Stats()
+	for i := range 3 {
+		if err := s.Create(ctx, storagetest.ConfigMap("default", fmt.Sprintf("s%d", i), nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := s.Watch(ctx, "configmaps", storage.WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	if st.Writes-before.Writes != 3 || st.Commits-before.Commits < 1 || st.Revision != before.Revision+3 || st.Watchers != before.Watchers+1 {
+		t.Fatalf("stats %+v after 3 creates and a watch (before %+v)", st, before)
+	}
+	w.Stop()
+}

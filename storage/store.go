@@ -39,6 +39,10 @@ type Store struct {
 	compacted atomic.Int64 // change-log entries at or below it are gone
 	commits   atomic.Int64 // write transactions committed since Open
 
+	writes        atomic.Int64 // objects written by committed transactions
+	failedCommits atomic.Int64 // transactions rolled back by an SQL error
+	commitNanos   atomic.Int64 // time spent in COMMIT (the fsync)
+
 	ops        chan *op
 	closing    chan struct{} // closed when Close starts
 	writerDone chan struct{}

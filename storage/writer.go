@@ -158,7 +158,9 @@ func (s *Store) commit(ops []*op) {
 		changes = append(changes, c)
 	}
 	if err == nil && len(changes) > 0 {
+		start := time.Now()
 		err = w.commit(ctx, rev)
+		s.commitNanos.Add(time.Since(start).Nanoseconds())
 	} else if err == nil {
 		err = w.rollback(ctx)
 	}
@@ -167,6 +169,7 @@ func (s *Store) commit(ops []*op) {
 		if rerr := w.rollback(ctx); rerr != nil {
 			s.log.Debug("rollback after failed batch", "err", rerr)
 		}
+		s.failedCommits.Add(1)
 		for _, o := range ops {
 			o.err = err
 			o.value, o.cur = nil, nil
@@ -181,6 +184,7 @@ func (s *Store) commit(ops []*op) {
 		}
 		s.rev.Store(rev)
 		s.commits.Add(1)
+		s.writes.Add(int64(len(changes)))
 		w.lastTs = ts
 		s.bc.publish(changes)
 	}

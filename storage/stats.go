@@ -1,0 +1,42 @@
+package storage
+
+import "time"
+
+// Stats are the store's counters since Open, for metrics.
+type Stats struct {
+	Revision          int64
+	CompactedRevision int64
+	// Commits counts write transactions; Writes the objects they wrote
+	// (Writes/Commits is the group-commit batch size).
+	Commits, Writes int64
+	// FailedCommits counts transactions rolled back by a database error.
+	FailedCommits int64
+	// CommitTime is the total time spent committing (fsync included).
+	CommitTime time.Duration
+	// Watchers is the number of open watches.
+	Watchers int
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	return Stats{
+		Revision:          s.rev.Load(),
+		CompactedRevision: s.compacted.Load(),
+		Commits:           s.commits.Load(),
+		Writes:            s.writes.Load(),
+		FailedCommits:     s.failedCommits.Load(),
+		CommitTime:        time.Duration(s.commitNanos.Load()),
+		Watchers:          s.bc.count(),
+	}
+}
+
+// count returns the number of registered watchers.
+func (b *broadcaster) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, ws := range b.watchers {
+		n += len(ws)
+	}
+	return n
+}
