@@ -8,9 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/table"
 )
 
 // discoveryStub answers the legacy discovery documents kubectl needs to
@@ -100,6 +104,13 @@ func TestKubectlGetPodsWideRealBinary(t *testing.T) {
 	if got != want {
 		t.Errorf("kubectl get pods =\n%s\nwant\n%s", got, want)
 	}
+	// -A: kubectl takes the NAMESPACE column from each row's
+	// PartialObjectMetadata.
+	got = run("get", "pods", "-A")
+	want = "NAMESPACE   NAME   READY   STATUS    RESTARTS   AGE\ndefault     web    1/1     Running   0          3m20s\n"
+	if got != want {
+		t.Errorf("kubectl get pods -A =\n%s\nwant\n%s", got, want)
+	}
 	got = run("get", "namespaces")
 	if !strings.HasPrefix(got, "NAME           STATUS   AGE\ndefault        Active   3m20s\n") {
 		t.Errorf("kubectl get namespaces =\n%s", got)
@@ -132,5 +143,26 @@ func TestKubectlGetPodsWideRealBinary(t *testing.T) {
 	want = "web    0/1     CrashLoopBackOff   2          3m20s"
 	if !lines.Scan() || lines.Text() != want {
 		t.Fatalf("kubectl get -w line after a change = %q (%v); want %q", lines.Text(), lines.Err(), want)
+	}
+
+	// Every kind: kubectl's -o wide header is the server's column names.
+	for _, fx := range tableFixtures {
+		if code, b := h.do("POST", fx.path, "application/json", fx.body); code != 201 {
+			t.Fatalf("create %s = %d %s", fx.resource, code, b)
+		}
+		res, _ := api.LookupResource(fx.resource)
+		cols, _ := table.Columns(res.Kind)
+		var want []string
+		for _, c := range cols {
+			want = append(want, strings.ToUpper(c.Name))
+		}
+		out := run("get", fx.resource, "-o", "wide", "-n", "default")
+		header, _, _ := strings.Cut(out, "\n")
+		if got := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(header), -1); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("kubectl get %s -o wide header = %q; want columns %v", fx.resource, header, want)
+		}
+		if !strings.Contains(out, "t1") {
+			t.Errorf("kubectl get %s -o wide =\n%s\nwant a row for t1", fx.resource, out)
+		}
 	}
 }
