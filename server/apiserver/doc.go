@@ -1,7 +1,9 @@
 // Package apiserver serves skiff's Kubernetes-shaped REST API over a
 // storage.Store: list, get, create, update, merge-patch, delete and watch
 // for every kind in api.Resources(), their /status subresources, and the
-// Status error bodies SPEC.md fixes.
+// Status error bodies SPEC.md fixes. Reads and watches honour the Accept
+// header: plain JSON, or the meta.k8s.io Tables kubectl asks for, built
+// by internal/table (table.go); anything else is 406.
 //
 // It owns request decoding, defaulting and validation calls, the
 // create/update strategies (what a write may change) and the translation of
