@@ -11,19 +11,41 @@ import (
 // (a conflict on update, or the object vanishing or appearing meanwhile).
 const applyAttempts = 5
 
+// ApplyAction says what ApplyObject did to the stored object.
+type ApplyAction string
+
+// What ApplyObject did, in the words `skiff apply` prints.
+const (
+	// ApplyCreated: the object did not exist and was created.
+	ApplyCreated ApplyAction = "created"
+	// ApplyConfigured: the object existed and the update changed it.
+	ApplyConfigured ApplyAction = "configured"
+	// ApplyUnchanged: the object existed and the update was a no-op (the
+	// server kept its resourceVersion).
+	ApplyUnchanged ApplyAction = "unchanged"
+)
+
 // Apply creates obj, or, when it exists already, replaces it with obj
 // carrying the stored object's current resourceVersion, as `skiff apply`
 // does. created says which happened. A lost race (Conflict on the update,
 // NotFound after AlreadyExists) is retried a few times, then returned.
 // obj itself is not modified; its own resourceVersion is ignored.
 func (c *Client) Apply(ctx context.Context, obj api.Object) (result api.Object, created bool, err error) {
+	out, action, err := c.ApplyObject(ctx, obj)
+	return out, action == ApplyCreated, err
+}
+
+// ApplyObject is Apply that also tells an update that changed the object
+// (ApplyConfigured) from one the server found to be a no-op
+// (ApplyUnchanged): the stored resourceVersion did not move.
+func (c *Client) ApplyObject(ctx context.Context, obj api.Object) (api.Object, ApplyAction, error) {
 	res, ns, err := resourceOf(obj)
 	if err != nil {
-		return nil, false, err
+		return nil, "", err
 	}
 	name := obj.GetObjectMeta().Name
 	if name == "" {
-		return nil, false, fmt.Errorf("apply %s: metadata.name is required", res.Kind)
+		return nil, "", fmt.Errorf("apply %s: metadata.name is required", res.Kind)
 	}
 	var lastErr error
 	exists := false // whether the last answer said obj exists
@@ -32,10 +54,10 @@ func (c *Client) Apply(ctx context.Context, obj api.Object) (result api.Object, 
 			noRV := "" // a create must not carry one
 			out, err := c.create(ctx, obj, &noRV)
 			if err == nil {
-				return out, true, nil
+				return out, ApplyCreated, nil
 			}
 			if !api.IsAlreadyExists(err) {
-				return nil, false, err
+				return nil, "", err
 			}
 			exists, lastErr = true, err
 		}
@@ -45,22 +67,24 @@ func (c *Client) Apply(ctx context.Context, obj api.Object) (result api.Object, 
 			continue
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, "", err
 		}
 		rv := cur.GetObjectMeta().ResourceVersion
 		out, err := c.put(ctx, obj, "", &rv)
 		switch {
+		case err == nil && out.GetObjectMeta().ResourceVersion == rv:
+			return out, ApplyUnchanged, nil
 		case err == nil:
-			return out, false, nil
+			return out, ApplyConfigured, nil
 		case api.IsConflict(err):
 			lastErr = err // changed meanwhile: read it again
 		case api.IsNotFound(err):
 			exists, lastErr = false, err
 		default:
-			return nil, false, err
+			return nil, "", err
 		}
 	}
-	return nil, false, fmt.Errorf("apply %s %s: gave up after %d attempts: %w", res.Kind, qualifiedName(ns, name), applyAttempts, lastErr)
+	return nil, "", fmt.Errorf("apply %s %s: gave up after %d attempts: %w", res.Kind, qualifiedName(ns, name), applyAttempts, lastErr)
 }
 
 func qualifiedName(ns, name string) string {
