@@ -2,7 +2,9 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/skiffhq/skiff/api"
 )
@@ -36,8 +38,11 @@ func (c *Client) Apply(ctx context.Context, obj api.Object) (result api.Object, 
 }
 
 // ApplyObject is Apply that also tells an update that changed the object
-// (ApplyConfigured) from one the server found to be a no-op
-// (ApplyUnchanged): the stored resourceVersion did not move.
+// (ApplyConfigured) from one that would not (ApplyUnchanged). An object
+// that, with the API defaults applied, equals the stored one in everything
+// a client writes is not sent at all; otherwise it is replaced, and an
+// answer with the stored resourceVersion unmoved also counts as
+// ApplyUnchanged.
 func (c *Client) ApplyObject(ctx context.Context, obj api.Object) (api.Object, ApplyAction, error) {
 	res, ns, err := resourceOf(obj)
 	if err != nil {
@@ -69,6 +74,9 @@ func (c *Client) ApplyObject(ctx context.Context, obj api.Object) (api.Object, A
 		if err != nil {
 			return nil, "", err
 		}
+		if sameAsStored(res, obj, cur) {
+			return cur, ApplyUnchanged, nil // nothing to write
+		}
 		rv := cur.GetObjectMeta().ResourceVersion
 		out, err := c.put(ctx, obj, "", &rv)
 		switch {
@@ -92,4 +100,66 @@ func qualifiedName(ns, name string) string {
 		return name
 	}
 	return ns + "/" + name
+}
+
+// serverOwnedMeta are the metadata fields a replace does not set: the
+// server keeps the stored values.
+var serverOwnedMeta = []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"}
+
+// sameAsStored reports whether replacing cur with obj would change
+// nothing: obj with the API defaults applied, cur's server-owned metadata
+// and cur's status equals cur. Any doubt (an encoding error) says no, and
+// the caller writes.
+func sameAsStored(res api.ResourceInfo, obj, cur api.Object) bool {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return false
+	}
+	want := res.New()
+	if err := json.Unmarshal(data, want); err != nil {
+		return false
+	}
+	api.SetTypeMeta(want)
+	if res.Namespaced && want.GetObjectMeta().Namespace == "" {
+		want.GetObjectMeta().Namespace = NamespaceDefault
+	}
+	api.SetDefaults(want)
+	w, okW := asMap(want)
+	c, okC := asMap(cur)
+	if !okW || !okC {
+		return false
+	}
+	wm, _ := w["metadata"].(map[string]any)
+	cm, _ := c["metadata"].(map[string]any)
+	if wm == nil || cm == nil {
+		return false
+	}
+	for _, k := range serverOwnedMeta {
+		if v, ok := cm[k]; ok {
+			wm[k] = v
+		} else {
+			delete(wm, k)
+		}
+	}
+	if res.HasStatus {
+		if v, ok := c["status"]; ok {
+			w["status"] = v
+		} else {
+			delete(w, "status")
+		}
+	}
+	return reflect.DeepEqual(w, c)
+}
+
+// asMap is obj in the JSON data model.
+func asMap(obj api.Object) (map[string]any, bool) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, false
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, false
+	}
+	return m, true
 }

@@ -212,3 +212,24 @@ func TestApplyObjectActions(t *testing.T) {
 		}
 	}
 }
+
+func TestApplyObjectSkipsWriteWhenStoredMatches(t *testing.T) {
+	stored := webPod("nginx:1.25")
+	api.SetDefaults(stored)
+	stored.UID, stored.Generation = "uid-1", 3
+	stored.Status.Phase = api.PodRunning // the server's; a manifest has none
+	store := &fakePodStore{}
+	store.store(stored)
+	c, _ := newTestClient(t, store)
+	_, got, err := c.ApplyObject(context.Background(), webPod("nginx:1.25"))
+	if err != nil || got != ApplyUnchanged {
+		t.Fatalf("ApplyObject() = %q, %v; want %q", got, err, ApplyUnchanged)
+	}
+	if want := []string{"POST", "GET"}; !slices.Equal(store.methods, want) {
+		t.Errorf("requests = %v; want %v (no PUT for an unchanged object)", store.methods, want)
+	}
+	_, got, err = c.ApplyObject(context.Background(), webPod("nginx:1.26"))
+	if err != nil || got != ApplyConfigured {
+		t.Errorf("ApplyObject(new image) = %q, %v; want %q", got, err, ApplyConfigured)
+	}
+}

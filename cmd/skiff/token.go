@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -108,6 +109,13 @@ func runTokenList(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "No join tokens found")
 		return nil
 	}
+	// Oldest first; the server's order is by random ID.
+	slices.SortStableFunc(list.Items, func(a, b server.TokenInfo) int {
+		if c := timeOrZero(a.Created).Compare(timeOrZero(b.Created)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	now := env.now()
 	tw := tabwriter.NewWriter(env.stdout, 6, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTTL\tEXPIRES\tUSAGE\tDESCRIPTION")
@@ -154,6 +162,13 @@ func runTokenDelete(ctx context.Context, env *cliEnv, args []string) error {
 		return errReported
 	}
 	return nil
+}
+
+func timeOrZero(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }
 
 // dash stands in for an empty cell.
