@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -242,9 +243,13 @@ type discovery struct {
 	aggregated map[string]map[string]document
 }
 
-// newDiscovery renders the documents for resources.
+// newDiscovery renders the documents for resources. Within a group
+// version resources are sorted by name, as Kubernetes lists them; this is
+// the order kubectl get all prints them in.
 func newDiscovery(resources []api.ResourceInfo) (*discovery, error) {
 	d := &discovery{plain: map[string]document{}, aggregated: map[string]map[string]document{}}
+	resources = slices.Clone(resources)
+	slices.SortStableFunc(resources, func(a, b api.ResourceInfo) int { return strings.Compare(a.Resource, b.Resource) })
 	type gv struct{ group, version string }
 	var order []gv
 	lists := map[gv]*apiResourceList{}
