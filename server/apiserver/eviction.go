@@ -47,6 +47,10 @@ func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, rt route)
 	if ev.DeleteOptions != nil {
 		opts = *ev.DeleteOptions
 	}
+	if len(opts.DryRun) > 0 {
+		writeStatus(w, errDryRun())
+		return
+	}
 	precondRV := ""
 	if p := opts.Preconditions; p != nil {
 		if p.ResourceVersion != nil {

@@ -172,6 +172,12 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 	if !s.authorize(w, r, rt) {
 		return
 	}
+	if r.Method != http.MethodGet && r.URL.Query().Has("dryRun") {
+		// Until writes can stop short of the store, a dry run must not
+		// become a real one (kubectl diff and --dry-run=server send it).
+		writeStatus(w, errDryRun())
+		return
+	}
 	switch rt.sub {
 	case subScale:
 		s.serveScale(w, r, rt)
@@ -219,6 +225,11 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.methodNotAllowed(w, r)
 	}
+}
+
+// errDryRun refuses a dry run, which skiff cannot do yet.
+func errDryRun() *api.StatusError {
+	return api.NewBadRequest("dryRun is not supported by this server yet; the request was not carried out")
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
