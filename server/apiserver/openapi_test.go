@@ -181,6 +181,7 @@ func TestSchemaPatchTags(t *testing.T) {
 		Skip  string `json:"-"`
 		inner string
 	}
+	_ = holder{inner: "unexported fields are not properties"}
 	b := newSchemaBuilder(map[string]string{"holder": "Holder holds.", "holder.plain": "Plain is plain."})
 	name := b.component(reflect.TypeFor[holder]())
 	s := b.components[name]

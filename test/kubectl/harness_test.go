@@ -3,7 +3,6 @@ package kubectl
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -214,16 +213,6 @@ func field(m map[string]any, path string) any {
 		v = mm[k]
 	}
 	return v
-}
-
-// jsonOf encodes v for a manifest.
-func jsonOf(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // eventually polls check (which runs kubectl, real I/O) until it returns
