@@ -3,7 +3,10 @@
 // for every kind in api.Resources(), their /status subresources, and the
 // Status error bodies SPEC.md fixes. Reads and watches honour the Accept
 // header: plain JSON, or the meta.k8s.io Tables kubectl asks for, built
-// by internal/table (table.go); anything else is 406.
+// by internal/table (table.go); anything else is 406. For kubectl it also
+// serves discovery (aggregated and classic), OpenAPI v3 generated from the
+// api types, deployments/{name}/scale, pods/{name}/eviction, and reads the
+// protobuf bodies kubectl create's generators send.
 //
 // It owns request decoding, defaulting and validation calls, the
 // create/update strategies (what a write may change) and the translation of

@@ -50,6 +50,9 @@ func newHarness(t *testing.T, opts ...func(*storage.Options)) *harness {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", srv.ServeResource)
 	mux.HandleFunc("/apis/", srv.ServeResource)
+	mux.HandleFunc("/api", srv.ServeResource)
+	mux.HandleFunc("/apis", srv.ServeResource)
+	mux.HandleFunc("/openapi/", srv.ServeOpenAPI)
 	hs := httptest.NewServer(mux)
 	h := &harness{t: t, store: st, srv: srv, http: hs, clock: fc}
 	t.Cleanup(func() { hs.Close(); st.Close() })

@@ -35,7 +35,7 @@ type wireTable struct {
 }
 
 // get sends a GET with an Accept header.
-func (h *harness) get(path, accept string) (int, []byte) {
+func (h *harness) getAccept(path, accept string) (int, []byte) {
 	h.t.Helper()
 	req, err := http.NewRequest("GET", h.http.URL+path, nil)
 	if err != nil {
@@ -158,7 +158,7 @@ func TestTableEveryResource(t *testing.T) {
 		json.Unmarshal(b, &created)
 
 		// List.
-		code, b = h.get(fx.path, kubectlAccept)
+		code, b = h.getAccept(fx.path, kubectlAccept)
 		if code != 200 {
 			t.Fatalf("list %s as Table = %d %s", fx.resource, code, trim(b))
 		}
@@ -185,7 +185,7 @@ func TestTableEveryResource(t *testing.T) {
 		}
 
 		// Get.
-		code, b = h.get(fx.path+"/t1", kubectlAccept)
+		code, b = h.getAccept(fx.path+"/t1", kubectlAccept)
 		if code != 200 {
 			t.Fatalf("get %s as Table = %d %s", fx.resource, code, trim(b))
 		}
@@ -258,7 +258,7 @@ func TestTablePodCells(t *testing.T) {
 	}
 	h.clock.Advance(2*24*time.Hour + 3*time.Hour)
 
-	code, b := h.get(base, kubectlAccept)
+	code, b := h.getAccept(base, kubectlAccept)
 	if code != 200 {
 		t.Fatalf("list = %d %s", code, trim(b))
 	}
@@ -288,7 +288,7 @@ func TestTablePodCells(t *testing.T) {
 	if code, b := h.do("PUT", base+"/web/status", "application/json", done); code != 200 {
 		t.Fatalf("PUT status = %d %s", code, trim(b))
 	}
-	_, b = h.get(base+"/web", kubectlAccept)
+	_, b = h.getAccept(base+"/web", kubectlAccept)
 	tbl = decodeTable(t, b)
 	if c := tbl.Rows[0].Conditions; len(c) != 1 || c[0].Type != "Completed" || c[0].Reason != "Succeeded" {
 		t.Errorf("succeeded pod row conditions = %+v; want Completed/Succeeded", c)
@@ -312,7 +312,7 @@ func TestTableIncludeObject(t *testing.T) {
 	}
 	for _, tc := range tests {
 		for _, path := range []string{base + tc.query, base + "/web" + tc.query} {
-			code, b := h.get(path, kubectlAccept)
+			code, b := h.getAccept(path, kubectlAccept)
 			if code != 200 {
 				t.Fatalf("GET %s = %d %s", path, code, trim(b))
 			}
@@ -337,12 +337,12 @@ func TestTableIncludeObject(t *testing.T) {
 			}
 		}
 	}
-	code, b := h.get(base+"?includeObject=Everything", kubectlAccept)
+	code, b := h.getAccept(base+"?includeObject=Everything", kubectlAccept)
 	if st := decodeStatus(t, b); code != 400 || st.Reason != api.StatusReasonBadRequest || !strings.Contains(st.Message, "includeObject") {
 		t.Errorf("includeObject=Everything = %d %+v; want 400 naming includeObject", code, st)
 	}
 	// Plain JSON ignores includeObject, as Kubernetes does.
-	if code, b := h.get(base+"?includeObject=Everything", "application/json"); code != 200 || !strings.Contains(string(b), `"kind":"PodList"`) {
+	if code, b := h.getAccept(base+"?includeObject=Everything", "application/json"); code != 200 || !strings.Contains(string(b), `"kind":"PodList"`) {
 		t.Errorf("plain list with includeObject=Everything = %d %s; want the PodList", code, trim(b))
 	}
 }
@@ -385,7 +385,7 @@ func TestTableNegotiation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		for _, path := range []string{base, base + "/web"} {
-			code, b := h.get(path, tc.accept)
+			code, b := h.getAccept(path, tc.accept)
 			switch tc.want {
 			case no:
 				st := decodeStatus(t, b)
@@ -415,7 +415,7 @@ func TestTableNegotiation(t *testing.T) {
 		}
 	}
 	// A watch refuses before it starts streaming.
-	code, b := h.get(base+"?watch=true", "application/yaml")
+	code, b := h.getAccept(base+"?watch=true", "application/yaml")
 	if st := decodeStatus(t, b); code != 406 || st.Reason != api.StatusReasonNotAcceptable {
 		t.Errorf("watch Accept application/yaml = %d %s; want 406", code, trim(b))
 	}
@@ -430,8 +430,8 @@ func TestTablePlainJSONUnchanged(t *testing.T) {
 		t.Fatalf("create = %d %s", code, b)
 	}
 	for _, path := range []string{base, base + "/web", base + "/web/status", "/api/v1/pods"} {
-		_, want := h.get(path, "")
-		code, got := h.get(path, "application/json")
+		_, want := h.getAccept(path, "")
+		code, got := h.getAccept(path, "application/json")
 		if code != 200 || !bytes.Equal(got, want) || bytes.Contains(got, []byte(`"Table"`)) {
 			t.Errorf("GET %s as application/json = %d %s; want the same bytes as without Accept: %s", path, code, trim(got), trim(want))
 		}
@@ -458,7 +458,7 @@ func TestTableWatchDeleteAndError(t *testing.T) {
 		t.Fatalf("event after delete = %+v; want DELETED with web's row and no columns", ev)
 	}
 
-	code, b := h.get(base+"?watch=true&resourceVersion=x", kubectlAccept)
+	code, b := h.getAccept(base+"?watch=true&resourceVersion=x", kubectlAccept)
 	if code != 400 {
 		t.Errorf("table watch with a bad resourceVersion = %d %s; want 400", code, trim(b))
 	}

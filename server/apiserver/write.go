@@ -236,6 +236,10 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, rt route) {
 			s.writeError(w, r, err, rt.res, rt.name)
 			return
 		}
+		if len(opts.DryRun) > 0 {
+			writeStatus(w, errDryRun())
+			return
+		}
 	}
 	if g := r.URL.Query().Get("gracePeriodSeconds"); g != "" {
 		v, err := strconv.ParseInt(g, 10, 64)
