@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"strconv"
+	"strings"
 )
 
 // Error is a patch that cannot be applied: malformed JSON, an unknown
@@ -121,22 +121,51 @@ func equal(a, b any) bool {
 }
 
 // numbersEqual compares two JSON numbers by value (1, 1.0 and 1e0 are
-// equal) without losing precision on large integers.
+// equal) exactly, whatever their size.
 func numbersEqual(a, b json.Number) bool {
 	if a == b {
 		return true
 	}
-	if x, err := strconv.ParseInt(string(a), 10, 64); err == nil {
-		if y, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-			return x == y
+	x, okx := canonicalNumber(string(a))
+	y, oky := canonicalNumber(string(b))
+	return okx && oky && x.neg == y.neg && x.digits == y.digits && x.exp.Cmp(y.exp) == 0
+}
+
+// decimal is a number as digits × 10^exp with no leading or trailing
+// zeros in digits; zero has empty digits and is never negative.
+type decimal struct {
+	neg    bool
+	digits string
+	exp    *big.Int
+}
+
+// canonicalNumber parses a JSON number into its canonical decimal form.
+func canonicalNumber(s string) (decimal, bool) {
+	var d decimal
+	if strings.HasPrefix(s, "-") {
+		d.neg, s = true, s[1:]
+	}
+	mant, expStr, hasExp := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	d.exp = new(big.Int)
+	if hasExp {
+		if _, ok := d.exp.SetString(strings.TrimPrefix(expStr, "+"), 10); !ok {
+			return d, false
 		}
 	}
-	x, _, errx := big.ParseFloat(string(a), 10, 256, big.ToNearestEven)
-	y, _, erry := big.ParseFloat(string(b), 10, 256, big.ToNearestEven)
-	if errx != nil || erry != nil {
-		return false
+	digits := intPart + frac
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return d, false
 	}
-	return x.Cmp(y) == 0
+	d.exp.Sub(d.exp, big.NewInt(int64(len(frac))))
+	digits = strings.TrimLeft(digits, "0")
+	trimmed := strings.TrimRight(digits, "0")
+	d.exp.Add(d.exp, big.NewInt(int64(len(digits)-len(trimmed))))
+	d.digits = trimmed
+	if d.digits == "" {
+		return decimal{exp: new(big.Int)}, true
+	}
+	return d, true
 }
 
 // isPrimitive reports whether v is a JSON scalar (or null).
