@@ -1,7 +1,9 @@
 package patch_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/skiffhq/skiff/api"
@@ -47,6 +49,41 @@ func BenchmarkMerge(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := patch.Merge(doc, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStrategicLargeLists merges 20,000 finalizers and 20,000
+// containers into as many existing ones: list merging must stay close to
+// linear so a large request body cannot pin a CPU.
+func BenchmarkStrategicLargeLists(b *testing.B) {
+	var doc, p bytes.Buffer
+	doc.WriteString(`{"metadata":{"finalizers":[`)
+	p.WriteString(`{"metadata":{"finalizers":[`)
+	for i := range 20000 {
+		if i > 0 {
+			doc.WriteByte(',')
+			p.WriteByte(',')
+		}
+		fmt.Fprintf(&doc, `"f%d"`, i)
+		fmt.Fprintf(&p, `"g%d"`, i)
+	}
+	doc.WriteString(`]},"spec":{"containers":[`)
+	p.WriteString(`]},"spec":{"containers":[`)
+	for i := range 20000 {
+		if i > 0 {
+			doc.WriteByte(',')
+			p.WriteByte(',')
+		}
+		fmt.Fprintf(&doc, `{"name":"c%d"}`, i)
+		fmt.Fprintf(&p, `{"name":"c%d","image":"x"}`, 20000-i)
+	}
+	doc.WriteString(`]}}`)
+	p.WriteString(`]}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := patch.Strategic(doc.Bytes(), p.Bytes(), podType); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -284,10 +285,10 @@ func addAt(doc any, toks []string, v any) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out := make([]any, 0, len(n)+1)
-			out = append(out, n[:i]...)
-			out = append(out, v)
-			return append(out, n[i:]...), nil
+			n = append(n, nil)
+			copy(n[i+1:], n[i:])
+			n[i] = v
+			return n, nil
 		}
 		return nil, fmt.Errorf("cannot add a member to %s", kindName(parent))
 	}, func() any { return v })
@@ -335,9 +336,7 @@ func removeAt(doc any, toks []string) (any, any, error) {
 				return nil, err
 			}
 			removed = n[i]
-			out := make([]any, 0, len(n)-1)
-			out = append(out, n[:i]...)
-			return append(out, n[i+1:]...), nil
+			return slices.Delete(n, i, i+1), nil
 		}
 		return nil, fmt.Errorf("cannot remove a member of %s", kindName(parent))
 	}, nil)

@@ -228,9 +228,10 @@ func deleteFromPrimitiveList(orig map[string]any, field string, v any, path stri
 	if !ok {
 		return patchErr("%s: $deleteFromPrimitiveList/%s applies to a list, but the object has %s", path, field, kindName(ov))
 	}
+	delPos := valuePositions(del)
 	out := make([]any, 0, len(ol))
 	for _, e := range ol {
-		if indexOf(del, e) < 0 {
+		if delPos(e) < 0 {
 			out = append(out, e)
 		}
 	}

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 )
@@ -74,23 +75,26 @@ func listKind(ol, pl []any, path string) (bool, error) {
 // the others in their original order.
 func mergePrimitives(ol, pl []any) []any {
 	var merged []any
+	seen := map[string]bool{}
 	for _, l := range [][]any{ol, pl} {
 		for _, v := range l {
-			if indexOf(merged, v) < 0 {
+			if k := primKey(v); !seen[k] {
+				seen[k] = true
 				merged = append(merged, v)
 			}
 		}
 	}
+	patchPos, origPos := valuePositions(pl), valuePositions(ol)
 	var fromPatch, serverOnly []any
 	for _, v := range merged {
-		if indexOf(pl, v) >= 0 {
+		if patchPos(v) >= 0 {
 			fromPatch = append(fromPatch, v)
 		} else {
 			serverOnly = append(serverOnly, v)
 		}
 	}
-	sortByIndex(fromPatch, func(v any) int { return indexOf(pl, v) })
-	return interleave(serverOnly, fromPatch, func(v any) int { return indexOf(ol, v) })
+	sortByIndex(fromPatch, patchPos)
+	return interleave(serverOnly, fromPatch, origPos)
 }
 
 // mergeObjects merges two lists of objects by merge key: "$patch": "delete"
@@ -101,8 +105,8 @@ func mergeObjects(ol, pl []any, key string, es schema, path string) ([]any, erro
 	if key == "" {
 		return nil, patchErr("%s: cannot merge a list of objects without a patchMergeKey", path)
 	}
-	orig := slices.Clone(ol)
 	var items []map[string]any
+	deleted := map[string]bool{}
 	replace := false
 	for i, e := range pl {
 		m := e.(map[string]any)
@@ -113,11 +117,11 @@ func mergeObjects(ol, pl []any, key string, es schema, path string) ([]any, erro
 		}
 		switch d {
 		case "delete":
-			kv, ok := m[key]
+			k, ok := mergeKeyOf(m, key)
 			if !ok {
 				return nil, patchErr("%s[%d]: \"$patch\": \"delete\" needs the merge key %q", path, i, key)
 			}
-			orig = slices.DeleteFunc(orig, func(o any) bool { return hasKey(o, key, kv) })
+			deleted[k] = true
 		case "replace":
 			replace = true
 		case "merge":
@@ -139,14 +143,32 @@ func mergeObjects(ol, pl []any, key string, es schema, path string) ([]any, erro
 		}
 		return out, nil
 	}
+	orig := make([]any, 0, len(ol))
+	for _, o := range ol {
+		if k, ok := mergeKeyOf(o, key); !ok || !deleted[k] {
+			orig = append(orig, o)
+		}
+	}
 	merged := slices.Clone(orig)
+	index := map[string]int{} // merge key -> first position in merged
+	for i, o := range merged {
+		if k, ok := mergeKeyOf(o, key); ok {
+			if _, dup := index[k]; !dup {
+				index[k] = i
+			}
+		}
+	}
+	patchPos := map[string]int{} // merge key -> first position in items
 	for _, m := range items {
-		kv, ok := m[key]
+		k, ok := mergeKeyOf(m, key)
 		if !ok {
 			return nil, patchErr("%s: element %s has no merge key %q", path, describe(m), key)
 		}
-		ep := fmt.Sprintf("%s[%s=%s]", path, key, describe(kv))
-		if i := indexByKey(merged, key, kv); i >= 0 {
+		if _, dup := patchPos[k]; !dup {
+			patchPos[k] = len(patchPos)
+		}
+		ep := fmt.Sprintf("%s[%s=%s]", path, key, describe(m[key]))
+		if i, ok := index[k]; ok {
 			v, err := mergeMap(merged[i].(map[string]any), m, es, ep)
 			if err != nil {
 				return nil, err
@@ -158,11 +180,12 @@ func mergeObjects(ol, pl []any, key string, es schema, path string) ([]any, erro
 		if err != nil {
 			return nil, err
 		}
+		index[k] = len(merged)
 		merged = append(merged, v)
 	}
-	patchIndex := func(v any) int {
-		for i, m := range items {
-			if hasKey(v, key, m[key]) {
+	byPatch := func(v any) int {
+		if k, ok := mergeKeyOf(v, key); ok {
+			if i, ok := patchPos[k]; ok {
 				return i
 			}
 		}
@@ -170,14 +193,14 @@ func mergeObjects(ol, pl []any, key string, es schema, path string) ([]any, erro
 	}
 	var fromPatch, serverOnly []any
 	for _, v := range merged {
-		if patchIndex(v) >= 0 {
+		if byPatch(v) >= 0 {
 			fromPatch = append(fromPatch, v)
 		} else {
 			serverOnly = append(serverOnly, v)
 		}
 	}
-	sortByIndex(fromPatch, patchIndex)
-	return interleave(serverOnly, fromPatch, keyIndex(orig, key)), nil
+	sortByIndex(fromPatch, byPatch)
+	return interleave(serverOnly, fromPatch, keyPositions(orig, key)), nil
 }
 
 // setElementOrder applies "$setElementOrder/<field>": the field's list is
@@ -212,14 +235,14 @@ func setElementOrder(orig, p map[string]any, field string, orderV any, fm fieldM
 	}
 	// idx finds an element's position in a list: by merge key for objects,
 	// by value for primitives.
-	idx := func(list []any) func(any) int { return func(v any) int { return indexOf(list, v) } }
+	idx := valuePositions
 	if fm.mergeKey != "" {
 		for i, o := range order {
 			if m, ok := o.(map[string]any); !ok || m[fm.mergeKey] == nil {
 				return patchErr("%s: element %d of $setElementOrder/%s has no merge key %q", path, i, field, fm.mergeKey)
 			}
 		}
-		idx = func(list []any) func(any) int { return keyIndex(list, fm.mergeKey) }
+		idx = func(list []any) func(any) int { return keyPositions(list, fm.mergeKey) }
 	} else {
 		for i, o := range order {
 			if !isPrimitive(o) {
@@ -227,10 +250,10 @@ func setElementOrder(orig, p map[string]any, field string, orderV any, fm fieldM
 			}
 		}
 	}
-	if err := checkOrder(pl, order, idx(order), path, field); err != nil {
+	orderIndex := idx(order)
+	if err := checkOrder(pl, orderIndex, path, field); err != nil {
 		return err
 	}
-	orderIndex := idx(order)
 	var listed, serverOnly []any
 	for _, v := range merged {
 		if orderIndex(v) >= 0 {
@@ -239,15 +262,16 @@ func setElementOrder(orig, p map[string]any, field string, orderV any, fm fieldM
 			serverOnly = append(serverOnly, v)
 		}
 	}
+	origPos := idx(ol)
 	sortByIndex(listed, orderIndex)
-	sortByIndex(serverOnly, idx(ol))
-	orig[field] = interleave(serverOnly, listed, idx(ol))
+	sortByIndex(serverOnly, origPos)
+	orig[field] = interleave(serverOnly, listed, origPos)
 	return nil
 }
 
 // checkOrder verifies that the patch list's elements (directives aside)
 // appear in the order list in the same relative order.
-func checkOrder(pl, order []any, orderIndex func(any) int, path, field string) error {
+func checkOrder(pl []any, orderIndex func(any) int, path, field string) error {
 	last := -1
 	for _, v := range pl {
 		if m, ok := v.(map[string]any); ok {
@@ -312,48 +336,86 @@ func sortByIndex(list []any, pos func(any) int) {
 	})
 }
 
-// indexOf finds a primitive value in list.
-func indexOf(list []any, v any) int {
-	for i, e := range list {
-		if isPrimitive(e) && equal(e, v) {
-			return i
+// primKey is a map key identifying a primitive JSON value: values equal
+// as JSON (numbers by value) have equal keys.
+func primKey(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "n"
+	case bool:
+		if t {
+			return "t"
 		}
+		return "f"
+	case string:
+		return "s" + t
+	case json.Number:
+		if d, ok := canonicalNumber(string(t)); ok {
+			sign := "+"
+			if d.neg {
+				sign = "-"
+			}
+			return "d" + sign + d.digits + "e" + d.exp.String()
+		}
+		return "N" + string(t)
 	}
-	return -1
+	return "?"
 }
 
-// hasKey reports whether v is an object whose merge key equals kv.
-func hasKey(v any, key string, kv any) bool {
+// valuePositions returns a function giving the first position of a
+// primitive value in list, or -1.
+func valuePositions(list []any) func(any) int {
+	pos := make(map[string]int, len(list))
+	for i, v := range list {
+		if !isPrimitive(v) {
+			continue
+		}
+		if _, dup := pos[primKey(v)]; !dup {
+			pos[primKey(v)] = i
+		}
+	}
+	return func(v any) int {
+		if !isPrimitive(v) {
+			return -1
+		}
+		if i, ok := pos[primKey(v)]; ok {
+			return i
+		}
+		return -1
+	}
+}
+
+// mergeKeyOf returns the key of object v's merge key value, if v is an
+// object with a primitive value for key.
+func mergeKeyOf(v any, key string) (string, bool) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return false
+		return "", false
 	}
-	mv, ok := m[key]
-	return ok && isPrimitive(mv) && equal(mv, kv)
+	kv, ok := m[key]
+	if !ok || kv == nil || !isPrimitive(kv) {
+		return "", false
+	}
+	return primKey(kv), true
 }
 
-// indexByKey finds the first object of list whose merge key equals kv.
-func indexByKey(list []any, key string, kv any) int {
-	for i, e := range list {
-		if hasKey(e, key, kv) {
-			return i
+// keyPositions returns a function giving the first position in list of
+// the object with the same merge key value, or -1.
+func keyPositions(list []any, key string) func(any) int {
+	pos := make(map[string]int, len(list))
+	for i, v := range list {
+		if k, ok := mergeKeyOf(v, key); ok {
+			if _, dup := pos[k]; !dup {
+				pos[k] = i
+			}
 		}
 	}
-	return -1
-}
-
-// keyIndex returns a function that finds an object's position in list by
-// its merge key.
-func keyIndex(list []any, key string) func(any) int {
 	return func(v any) int {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return -1
+		if k, ok := mergeKeyOf(v, key); ok {
+			if i, ok := pos[k]; ok {
+				return i
+			}
 		}
-		kv, ok := m[key]
-		if !ok {
-			return -1
-		}
-		return indexByKey(list, key, kv)
+		return -1
 	}
 }
