@@ -15,14 +15,13 @@ type schema struct {
 }
 
 // fieldMeta is what a struct field's tags say about patching it.
+// ("retainKeys" needs no metadata: the $retainKeys directive is honoured
+// wherever a patch carries it, as in Kubernetes.)
 type fieldMeta struct {
-	schema              // the field's own type
-	merge      bool     // patchStrategy has "merge": merge a list
-	retainKeys bool     // patchStrategy has "retainKeys"
-	replace    bool     // patchStrategy is "replace": never merge the value
-	mergeKey   string   // patchMergeKey: identifies elements of a merged list of objects
-	name       string   // the JSON name, for messages
-	strategies []string // the raw patchStrategy values
+	schema          // the field's own type
+	merge    bool   // patchStrategy has "merge": merge a list
+	replace  bool   // patchStrategy has "replace": never merge the value
+	mergeKey string // patchMergeKey: identifies elements of a merged list of objects
 }
 
 var (
@@ -49,7 +48,7 @@ func newSchema(t reflect.Type) schema {
 // field returns the metadata of the member name of an object of this
 // schema: a struct field (tags included) or a map value.
 func (s schema) field(name string) fieldMeta {
-	fm := fieldMeta{name: name}
+	var fm fieldMeta
 	if s.t == nil {
 		return fm
 	}
@@ -62,17 +61,12 @@ func (s schema) field(name string) fieldMeta {
 			return fm
 		}
 		fm.schema = newSchema(f.Type)
-		if ps := f.Tag.Get("patchStrategy"); ps != "" {
-			fm.strategies = strings.Split(ps, ",")
-			for _, st := range fm.strategies {
-				switch st {
-				case "merge":
-					fm.merge = true
-				case "retainKeys":
-					fm.retainKeys = true
-				case "replace":
-					fm.replace = true
-				}
+		for st := range strings.SplitSeq(f.Tag.Get("patchStrategy"), ",") {
+			switch st {
+			case "merge":
+				fm.merge = true
+			case "replace":
+				fm.replace = true
 			}
 		}
 		fm.mergeKey = f.Tag.Get("patchMergeKey")
