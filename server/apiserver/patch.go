@@ -45,10 +45,7 @@ func applyPatch(mt string, doc, body []byte, into api.Object) ([]byte, error) {
 	var err error
 	switch mt {
 	case mergePatchType:
-		if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '{' {
-			return nil, api.NewBadRequest("a merge patch must be a JSON object")
-		}
-		out, err = patch.Merge(doc, body)
+		return mergePatch(doc, body)
 	case strategicPatchType:
 		out, err = patch.Strategic(doc, body, reflect.TypeOf(into))
 	case jsonPatchType:
@@ -56,6 +53,22 @@ func applyPatch(mt string, doc, body []byte, into api.Object) ([]byte, error) {
 	default:
 		return nil, unsupportedPatch(mt, mt)
 	}
+	if err != nil {
+		if patch.IsPatchError(err) {
+			return nil, api.NewBadRequest("%v", err)
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// mergePatch applies an RFC 7386 merge patch, which must be a JSON object
+// (for a Scale, a strategic merge patch is the same thing).
+func mergePatch(doc, body []byte) ([]byte, error) {
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '{' {
+		return nil, api.NewBadRequest("a merge patch must be a JSON object")
+	}
+	out, err := patch.Merge(doc, body)
 	if err != nil {
 		if patch.IsPatchError(err) {
 			return nil, api.NewBadRequest("%v", err)

@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-const deploymentJSON = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`
+const scaleDeploymentJSON = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`
 
 func TestScaleSubresource(t *testing.T) {
 	h := newHarness(t)
 	const deps = "/apis/apps/v1/namespaces/default/deployments"
-	if code, b := h.do("POST", deps, "application/json", deploymentJSON); code != 201 {
+	if code, b := h.do("POST", deps, "application/json", scaleDeploymentJSON); code != 201 {
 		t.Fatalf("create deployment = %d %s", code, b)
 	}
 	scalePath := deps + "/web/scale"
