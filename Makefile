@@ -24,8 +24,11 @@ build-all:
 	GOOS=linux GOARCH=arm GOARM=7 $(GOBUILD) -o dist/skiff-linux-armv7 ./cmd/skiff
 	@ls -l dist/skiff-linux-*
 
+# kubectl (v1.32 on these machines) drives test/kubectl; where it is
+# missing, try the kubectl package, then Debian's own kubernetes-client.
 deps:
 	@scripts/ensure-deps $(TEST_DEPS)
+	@command -v kubectl >/dev/null || scripts/ensure-deps kubectl || scripts/ensure-deps kubernetes-client
 
 # test runs every suite CI runs: vet, unit and integration tests (with the
 # race detector), then each fuzz target briefly over its committed corpus.
