@@ -221,4 +221,3 @@ func checkAcknowledged(t *testing.T, p *serverProc, all map[string]acked, maxRV 
 	}
 	return cm.rv()
 }
-
