@@ -122,6 +122,23 @@ func (ws *watchStream) waitEnd() {
 	}
 }
 
+// drain discards events until the stream ends, failing the test if it
+// has not ended within 15 s.
+func (ws *watchStream) drain() {
+	ws.t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case _, ok := <-ws.events:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			ws.t.Fatal("watch stream did not end within 15s of the server stopping")
+		}
+	}
+}
+
 // change is an expected watch event.
 type change struct {
 	typ, name string
@@ -209,9 +226,8 @@ func TestWatchResumeAcrossRestartRealSQLiteTLS(t *testing.T) {
 	if err := h.stop(); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
-	// The stream ends; drain what it had delivered meanwhile.
-	for range ws.events {
-	}
+	// The stream ends; what it delivered meanwhile is dropped.
+	ws.drain()
 
 	// Restart, change more, resume from the last revision seen.
 	h = startHarness(t, dir, clk)
