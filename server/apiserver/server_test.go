@@ -21,14 +21,14 @@ import (
 // harness is a Server on a real SQLite file behind a plain HTTP test
 // server (TLS and auth are layered on by the caller of this package).
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	store *storage.Store
 	srv   *Server
 	http  *httptest.Server
 	clock *clock.Fake
 }
 
-func newHarness(t *testing.T, opts ...func(*storage.Options)) *harness {
+func newHarness(t testing.TB, opts ...func(*storage.Options)) *harness {
 	t.Helper()
 	ctx := context.Background()
 	fc := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
