@@ -7,7 +7,7 @@ COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X $(PKG)/internal/version.version=$(VERSION) -X $(PKG)/internal/version.commit=$(COMMIT)
 GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-FUZZTIME ?= 4s
+FUZZTIME ?= 10000x
 # Debian packages the test suites need; scripts/ensure-deps installs the missing ones.
 TEST_DEPS ?=
 

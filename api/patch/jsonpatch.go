@@ -12,6 +12,11 @@ import (
 // is "~", "-" appends to an array) — to doc. It is atomic: if any
 // operation fails (a missing path, an index out of bounds, a failed test)
 // the error names the operation's index and path and nothing is returned.
+//
+// Like the kube-apiserver it bounds the work one patch can ask for: at most
+// MaxJSONPatchOps operations, and copies may add at most
+// MaxJSONPatchCopyBytes (estimated as encoded JSON) in total, so a short
+// patch of repeated copies cannot double a document into gigabytes.
 func JSON(doc, patch []byte) ([]byte, error) {
 	d, err := decodeDoc(doc)
 	if err != nil {
@@ -25,16 +30,68 @@ func JSON(doc, patch []byte) ([]byte, error) {
 	if !ok {
 		return nil, patchErr("a JSON patch must be an array of operations, not %s", kindName(p))
 	}
+	if len(ops) > MaxJSONPatchOps {
+		return nil, patchErr("a JSON patch may have at most %d operations, not %d", MaxJSONPatchOps, len(ops))
+	}
+	copied := 0
 	for i, raw := range ops {
 		op, err := parseOp(i, raw)
 		if err != nil {
 			return nil, err
+		}
+		if op.name == "copy" {
+			v, err := getAt(d, op.fromToks)
+			if err == nil {
+				copied += encodedSize(v, MaxJSONPatchCopyBytes-copied+1)
+				if copied > MaxJSONPatchCopyBytes {
+					return nil, patchErr("json patch operation %d (copy %q): the copies in this patch exceed %d bytes", i, op.path, MaxJSONPatchCopyBytes)
+				}
+			}
 		}
 		if d, err = op.apply(d); err != nil {
 			return nil, patchErr("json patch operation %d (%s %q): %v", i, op.name, op.path, err)
 		}
 	}
 	return encode(d)
+}
+
+// Limits on one JSON patch (the kube-apiserver's are 10 000 operations
+// and copies up to its request body limit).
+const (
+	MaxJSONPatchOps       = 10000
+	MaxJSONPatchCopyBytes = 3 << 20
+)
+
+// encodedSize estimates the encoded JSON size of v, giving up once it
+// passes limit so that measuring a huge value stays cheap.
+func encodedSize(v any, limit int) int {
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		if n > limit {
+			return
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			n += 2
+			for k, e := range t {
+				n += len(k) + 4
+				walk(e)
+			}
+		case []any:
+			n += 2
+			for _, e := range t {
+				n++
+				walk(e)
+			}
+		case string:
+			n += len(t) + 2
+		default:
+			n += 4
+		}
+	}
+	walk(v)
+	return n
 }
 
 // jsonOp is one parsed RFC 6902 operation.

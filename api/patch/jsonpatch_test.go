@@ -75,3 +75,33 @@ func TestJSONPatchRFC6902(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONPatchLimits: a short patch of copies that would double the
+// document forty times is refused, and so is a patch with too many
+// operations; ordinary copies still work.
+func TestJSONPatchLimits(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := 0; i < 40; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"op":"copy","from":"/a","path":"/a/-"}`)
+	}
+	b.WriteString("]")
+	out, err := JSON([]byte(`{"a":["xxxxxxxxxxxxxxxx"]}`), []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "exceed") {
+		t.Fatalf("doubling copies: got %d bytes, err %v; want a size error", len(out), err)
+	}
+	if !IsPatchError(err) {
+		t.Fatalf("doubling copies: %v is not a patch error", err)
+	}
+	many := "[" + strings.Repeat(`{"op":"test","path":"/a","value":1},`, MaxJSONPatchOps) + `{"op":"test","path":"/a","value":1}]`
+	if _, err := JSON([]byte(`{"a":1}`), []byte(many)); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Fatalf("too many ops: err %v", err)
+	}
+	out, err = JSON([]byte(`{"a":[1]}`), []byte(`[{"op":"copy","from":"/a","path":"/a/-"},{"op":"copy","from":"/a","path":"/a/-"}]`))
+	if err != nil || string(out) != `{"a":[1,[1],[1,[1]]]}` {
+		t.Fatalf("small copies: %s, %v", out, err)
+	}
+}
