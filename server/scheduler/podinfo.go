@@ -1,6 +1,9 @@
 package scheduler
 
 import (
+	"bytes"
+	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -287,4 +290,15 @@ func normaliseImage(ref string) string {
 		name += ":latest"
 	}
 	return name + rest
+}
+
+// specJSONEqual reports whether a and b have the same spec and labels,
+// the inputs of a scheduling decision.
+func specJSONEqual(a, b *api.Pod) bool {
+	if !maps.Equal(a.Labels, b.Labels) {
+		return false
+	}
+	ja, err1 := json.Marshal(&a.Spec)
+	jb, err2 := json.Marshal(&b.Spec)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
