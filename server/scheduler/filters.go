@@ -62,7 +62,7 @@ func filterUnschedulable(pi *PodInfo, ni *NodeInfo, out []Reason) []Reason {
 }
 
 func filterReady(pi *PodInfo, ni *NodeInfo, out []Reason) []Reason {
-	if !ni.Ready && !tolerates(pi.Pod.Spec.Tolerations, &api.Taint{Key: TaintNotReady, Effect: api.TaintEffectNoSchedule}) {
+	if (!ni.Ready || ni.Stale) && !tolerates(pi.Pod.Spec.Tolerations, &api.Taint{Key: TaintNotReady, Effect: api.TaintEffectNoSchedule}) {
 		out = append(out, Reason{Code: ReasonNotReady})
 	}
 	return out

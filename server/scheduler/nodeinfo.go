@@ -32,7 +32,10 @@ type NodeInfo struct {
 
 	Ready, MemoryPressure, DiskPressure, PIDPressure bool
 	Unschedulable                                    bool
-	Taints                                           []api.Taint
+	// Stale is set when the node's heartbeats stopped (Config.Liveness):
+	// it counts as not ready whatever its stored condition says.
+	Stale  bool
+	Taints []api.Taint
 
 	// Pods are the pods on the node, by key.
 	Pods map[string]*PodInfo
