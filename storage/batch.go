@@ -9,21 +9,20 @@ import (
 
 // UpdateBatch is Update for several objects at once, for callers such as
 // the scheduler that have many independent writes ready at the same
-// moment. Every object is encoded first, then all are queued to the
-// writer back to back, so they are normally committed in one transaction
-// with one fsync (a batch larger than Options.MaxBatch, or one queued
-// beside other writers' ops, may span a few). Each object keeps Update's
-// semantics: its resourceVersion, when set, is a precondition checked
-// alone (ErrConflict fails only that object), and on success it is set
-// to the new revision.
+// moment. The objects are encoded by the caller's goroutine and written
+// by the writer in one transaction with one fsync per Options.MaxBatch
+// objects. Each object keeps Update's semantics: its resourceVersion,
+// when set, is a precondition checked alone (ErrConflict fails only that
+// object), and on success it is set to the new revision.
 //
 // The result has one entry per object, nil on success. Like Update, if
-// ctx ends while the batch is being committed, some entries may be ctx's
-// error although the write was stored. objs must not be used by other
+// ctx ends while the batch is being committed, entries may be ctx's error
+// although the write was stored. objs must not be used by other
 // goroutines during the call.
 func (s *Store) UpdateBatch(ctx context.Context, objs []api.Object) []error {
 	errs := make([]error, len(objs))
-	ops := make([]*op, len(objs))
+	var ops []*op
+	idx := make([]int, 0, len(objs))
 	for i, obj := range objs {
 		e, err := s.encode(obj)
 		if err != nil {
@@ -35,62 +34,31 @@ func (s *Store) UpdateBatch(ctx context.Context, objs []api.Object) []error {
 			errs[i] = fmt.Errorf("update %s: %w", e.key, err)
 			continue
 		}
-		ops[i] = &op{ctx: ctx, kind: opUpdate, enc: e, precond: pre, done: make(chan struct{})}
+		ops = append(ops, &op{ctx: ctx, kind: opUpdate, enc: e, precond: pre, done: make(chan struct{})})
+		idx = append(idx, i)
 	}
-	queued := len(ops)
-	for i, o := range ops {
-		if o == nil {
-			continue
-		}
-		if err := s.enqueue(ctx, o); err != nil {
-			queued = i
-			for j := i; j < len(ops); j++ {
-				if ops[j] != nil {
-					errs[j] = fmt.Errorf("update %s: %w", ops[j].enc.key, err)
-				}
+	for lo := 0; lo < len(ops); lo += s.opts.MaxBatch {
+		group := ops[lo:min(lo+s.opts.MaxBatch, len(ops))]
+		// The group runs as one writer task, so no other op splits it:
+		// the writer commits it as one transaction, as it commits the ops
+		// it collects itself.
+		task := &op{kind: opTask, task: func(context.Context, *writer) error {
+			s.commit(group)
+			return nil
+		}}
+		err := s.submit(ctx, task)
+		for k, o := range group {
+			i := idx[lo+k]
+			if err != nil {
+				errs[i] = fmt.Errorf("update %s: %w", o.enc.key, err)
+				continue
 			}
-			break
+			if o.err != nil {
+				errs[i] = fmt.Errorf("update %s: %w", o.enc.key, o.err)
+				continue
+			}
+			objs[i].GetObjectMeta().ResourceVersion = formatRevision(o.rev)
 		}
-	}
-	for i, o := range ops[:queued] {
-		if o == nil {
-			continue
-		}
-		if err := s.await(ctx, o); err != nil {
-			errs[i] = fmt.Errorf("update %s: %w", o.enc.key, err)
-			continue
-		}
-		objs[i].GetObjectMeta().ResourceVersion = formatRevision(o.rev)
 	}
 	return errs
-}
-
-// enqueue hands o (ctx and done already set) to the writer without
-// waiting for its result.
-func (s *Store) enqueue(ctx context.Context, o *op) error {
-	select {
-	case s.ops <- o:
-		return nil
-	case <-s.closing:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// await waits for the result of an op queued by enqueue.
-func (s *Store) await(ctx context.Context, o *op) error {
-	select {
-	case <-o.done:
-		return o.err
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.writerDone:
-		select {
-		case <-o.done:
-			return o.err
-		default:
-			return ErrClosed
-		}
-	}
 }
