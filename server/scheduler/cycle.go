@@ -88,6 +88,7 @@ func (s *search) run(chunk int, out *workerOut) {
 		if lo >= n {
 			return
 		}
+		got := 0
 		for pos := lo; pos < min(lo+chunk, n); pos++ {
 			ni := s.nodes[(s.start+pos)%n]
 			rs = feasible(s.pi, ni, rs[:0])
@@ -97,7 +98,7 @@ func (s *search) run(chunk int, out *workerOut) {
 					f.raw[i] = Scorers[i].Raw(s.pi, ni, &s.env)
 				}
 				out.found = append(out.found, f)
-				s.nfound.Add(1)
+				got++
 				continue
 			}
 			if out.reasons == nil {
@@ -112,6 +113,7 @@ func (s *search) run(chunk int, out *workerOut) {
 				out.candidates = append(out.candidates, pos)
 			}
 		}
+		s.nfound.Add(int64(got))
 	}
 }
 
@@ -134,6 +136,9 @@ func (a *Algorithm) Schedule(snap Snapshot, pi *PodInfo, start int) (Decision, [
 	chunk := max(16, min(256, n/(workers*8)))
 	workers = min(workers, (n+chunk-1)/chunk)
 	outs := make([]workerOut, workers)
+	for i := range outs {
+		outs[i].found = make([]found, 0, min(n, s.want/workers+chunk))
+	}
 	if workers == 1 {
 		s.run(chunk, &outs[0])
 	} else {
@@ -147,8 +152,8 @@ func (a *Algorithm) Schedule(snap Snapshot, pi *PodInfo, start int) (Decision, [
 	// Claimed chunks form a prefix of the search order and each was
 	// finished, so keeping the first `want` feasible nodes by position
 	// makes the result independent of goroutine timing.
-	var all []found
-	for i := range outs {
+	all := outs[0].found
+	for i := 1; i < len(outs); i++ {
 		all = append(all, outs[i].found...)
 	}
 	evaluated := min(int(s.next.Load()), n)
