@@ -24,8 +24,11 @@ build-all:
 	GOOS=linux GOARCH=arm GOARM=7 $(GOBUILD) -o dist/skiff-linux-armv7 ./cmd/skiff
 	@ls -l dist/skiff-linux-*
 
+# kubectl (v1.32 on these machines) drives test/kubectl; where it is
+# missing, try the kubectl package, then Debian's own kubernetes-client.
 deps:
 	@scripts/ensure-deps $(TEST_DEPS)
+	@command -v kubectl >/dev/null || scripts/ensure-deps kubectl || scripts/ensure-deps kubernetes-client
 
 # test runs every suite CI runs: vet, unit and integration tests (with the
 # race detector), then each fuzz target briefly over its committed corpus.
@@ -58,6 +61,8 @@ RUN_LISTEN ?= 127.0.0.1:7443
 run: build
 	@echo "skiff: data in $(RUN_DIR)/, admin token in $(RUN_DIR)/server/admin.token, dashboard https://$(RUN_LISTEN)/"
 	@echo "try:   curl --cacert $(RUN_DIR)/server/tls/ca.crt -H \"Authorization: Bearer \$$(cat $(RUN_DIR)/server/admin.token)\" https://$(RUN_LISTEN)/api/v1/namespaces"
+	@echo "kubectl: export KUBECONFIG=$(abspath $(RUN_DIR))/server/kubeconfig.yaml"
+	@echo "skiff:   export SKIFF_CONFIG=$(abspath $(RUN_DIR))/server/skiff.yaml; ./bin/skiff get pods"
 	@exec ./bin/skiff server --config "" --data-dir $(RUN_DIR) --listen $(RUN_LISTEN)
 
 package:

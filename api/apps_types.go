@@ -14,7 +14,7 @@ type DeploymentSpec struct {
 	Replicas                *int32             `json:"replicas,omitempty"`
 	Selector                *LabelSelector     `json:"selector"`
 	Template                PodTemplateSpec    `json:"template"`
-	Strategy                DeploymentStrategy `json:"strategy,omitzero"`
+	Strategy                DeploymentStrategy `json:"strategy,omitzero" patchStrategy:"retainKeys"`
 	MinReadySeconds         int32              `json:"minReadySeconds,omitempty"`
 	RevisionHistoryLimit    *int32             `json:"revisionHistoryLimit,omitempty"`
 	Paused                  bool               `json:"paused,omitempty"`
@@ -48,7 +48,7 @@ type DeploymentStatus struct {
 	ReadyReplicas       int32                 `json:"readyReplicas,omitempty"`
 	AvailableReplicas   int32                 `json:"availableReplicas,omitempty"`
 	UnavailableReplicas int32                 `json:"unavailableReplicas,omitempty"`
-	Conditions          []DeploymentCondition `json:"conditions,omitempty"`
+	Conditions          []DeploymentCondition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 	CollisionCount      *int32                `json:"collisionCount,omitempty"`
 }
 
@@ -107,5 +107,5 @@ type DaemonSetStatus struct {
 	UpdatedNumberScheduled int32                 `json:"updatedNumberScheduled,omitempty"`
 	NumberAvailable        int32                 `json:"numberAvailable,omitempty"`
 	NumberUnavailable      int32                 `json:"numberUnavailable,omitempty"`
-	Conditions             []DeploymentCondition `json:"conditions,omitempty"`
+	Conditions             []DeploymentCondition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 }

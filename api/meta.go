@@ -29,8 +29,8 @@ type ObjectMeta struct {
 	DeletionGracePeriodSeconds *int64            `json:"deletionGracePeriodSeconds,omitempty"`
 	Labels                     map[string]string `json:"labels,omitempty"`
 	Annotations                map[string]string `json:"annotations,omitempty"`
-	OwnerReferences            []OwnerReference  `json:"ownerReferences,omitempty"`
-	Finalizers                 []string          `json:"finalizers,omitempty"`
+	OwnerReferences            []OwnerReference  `json:"ownerReferences,omitempty" patchStrategy:"merge" patchMergeKey:"uid"`
+	Finalizers                 []string          `json:"finalizers,omitempty" patchStrategy:"merge"`
 }
 
 // GetObjectMeta returns m itself so every type that embeds ObjectMeta exposes it.

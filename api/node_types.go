@@ -11,7 +11,7 @@ type Node struct {
 // NodeSpec is the desired state of a node.
 type NodeSpec struct {
 	PodCIDR       string   `json:"podCIDR,omitempty"`
-	PodCIDRs      []string `json:"podCIDRs,omitempty"`
+	PodCIDRs      []string `json:"podCIDRs,omitempty" patchStrategy:"merge"`
 	ProviderID    string   `json:"providerID,omitempty"` // stored only
 	Unschedulable bool     `json:"unschedulable,omitempty"`
 	Taints        []Taint  `json:"taints,omitempty"`
@@ -36,8 +36,8 @@ type Taint struct {
 type NodeStatus struct {
 	Capacity        ResourceList        `json:"capacity,omitempty"`
 	Allocatable     ResourceList        `json:"allocatable,omitempty"`
-	Conditions      []NodeCondition     `json:"conditions,omitempty"`
-	Addresses       []NodeAddress       `json:"addresses,omitempty"`
+	Conditions      []NodeCondition     `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+	Addresses       []NodeAddress       `json:"addresses,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 	DaemonEndpoints NodeDaemonEndpoints `json:"daemonEndpoints,omitzero"`
 	NodeInfo        NodeSystemInfo      `json:"nodeInfo,omitzero"`
 	Images          []ContainerImage    `json:"images,omitempty"`

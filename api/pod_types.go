@@ -23,9 +23,9 @@ const (
 // PodSpec is the desired state of a pod. Fields marked "stored only" are
 // accepted and returned but skiff does not act on them (see docs/api.md).
 type PodSpec struct {
-	Volumes                       []Volume               `json:"volumes,omitempty"`
-	InitContainers                []Container            `json:"initContainers,omitempty"`
-	Containers                    []Container            `json:"containers"`
+	Volumes                       []Volume               `json:"volumes,omitempty" patchStrategy:"merge,retainKeys" patchMergeKey:"name"`
+	InitContainers                []Container            `json:"initContainers,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
+	Containers                    []Container            `json:"containers" patchStrategy:"merge" patchMergeKey:"name"`
 	RestartPolicy                 RestartPolicy          `json:"restartPolicy,omitempty"`
 	TerminationGracePeriodSeconds *int64                 `json:"terminationGracePeriodSeconds,omitempty"`
 	ActiveDeadlineSeconds         *int64                 `json:"activeDeadlineSeconds,omitempty"` // stored only
@@ -36,7 +36,7 @@ type PodSpec struct {
 	NodeName                      string                 `json:"nodeName,omitempty"`
 	HostNetwork                   bool                   `json:"hostNetwork,omitempty"`
 	SecurityContext               *PodSecurityContext    `json:"securityContext,omitempty"`
-	ImagePullSecrets              []LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	ImagePullSecrets              []LocalObjectReference `json:"imagePullSecrets,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 	Hostname                      string                 `json:"hostname,omitempty"`
 	Subdomain                     string                 `json:"subdomain,omitempty"` // stored only
 	Affinity                      *Affinity              `json:"affinity,omitempty"`
@@ -127,10 +127,10 @@ type Container struct {
 	Command                  []string             `json:"command,omitempty"`
 	Args                     []string             `json:"args,omitempty"`
 	WorkingDir               string               `json:"workingDir,omitempty"`
-	Ports                    []ContainerPort      `json:"ports,omitempty"`
-	Env                      []EnvVar             `json:"env,omitempty"`
+	Ports                    []ContainerPort      `json:"ports,omitempty" patchStrategy:"merge" patchMergeKey:"containerPort"`
+	Env                      []EnvVar             `json:"env,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 	Resources                ResourceRequirements `json:"resources,omitzero"`
-	VolumeMounts             []VolumeMount        `json:"volumeMounts,omitempty"`
+	VolumeMounts             []VolumeMount        `json:"volumeMounts,omitempty" patchStrategy:"merge" patchMergeKey:"mountPath"`
 	LivenessProbe            *Probe               `json:"livenessProbe,omitempty"`
 	ReadinessProbe           *Probe               `json:"readinessProbe,omitempty"`
 	StartupProbe             *Probe               `json:"startupProbe,omitempty"`
@@ -362,13 +362,13 @@ const (
 // the agent.
 type PodStatus struct {
 	Phase                 PodPhase          `json:"phase,omitempty"`
-	Conditions            []PodCondition    `json:"conditions,omitempty"`
+	Conditions            []PodCondition    `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 	Message               string            `json:"message,omitempty"`
 	Reason                string            `json:"reason,omitempty"`
 	NominatedNodeName     string            `json:"nominatedNodeName,omitempty"`
 	HostIP                string            `json:"hostIP,omitempty"`
 	PodIP                 string            `json:"podIP,omitempty"`
-	PodIPs                []PodIP           `json:"podIPs,omitempty"`
+	PodIPs                []PodIP           `json:"podIPs,omitempty" patchStrategy:"merge" patchMergeKey:"ip"`
 	StartTime             *Time             `json:"startTime,omitempty"`
 	InitContainerStatuses []ContainerStatus `json:"initContainerStatuses,omitempty"`
 	ContainerStatuses     []ContainerStatus `json:"containerStatuses,omitempty"`

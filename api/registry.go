@@ -9,6 +9,9 @@ type ResourceInfo struct {
 	Singular   string // "pod"
 	Kind       string // "Pod"
 	ShortNames []string
+	// Categories are the groups of resources a name like "all" stands for
+	// in kubectl (kubectl get all); as in Kubernetes.
+	Categories []string
 	Namespaced bool
 	HasStatus  bool // has a /status subresource
 	New        func() Object
@@ -32,12 +35,12 @@ func Resources() []ResourceInfo {
 	return []ResourceInfo{
 		{Version: "v1", Resource: "namespaces", Singular: "namespace", Kind: "Namespace", ShortNames: []string{"ns"}, HasStatus: true, New: func() Object { return &Namespace{} }},
 		{Version: "v1", Resource: "nodes", Singular: "node", Kind: "Node", ShortNames: []string{"no"}, HasStatus: true, New: func() Object { return &Node{} }},
-		{Version: "v1", Resource: "pods", Singular: "pod", Kind: "Pod", ShortNames: []string{"po"}, Namespaced: true, HasStatus: true, New: func() Object { return &Pod{} }},
+		{Version: "v1", Resource: "pods", Singular: "pod", Kind: "Pod", ShortNames: []string{"po"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &Pod{} }},
 		{Version: "v1", Resource: "events", Singular: "event", Kind: "Event", ShortNames: []string{"ev"}, Namespaced: true, New: func() Object { return &Event{} }},
 		{Version: "v1", Resource: "secrets", Singular: "secret", Kind: "Secret", Namespaced: true, New: func() Object { return &Secret{} }},
 		{Version: "v1", Resource: "configmaps", Singular: "configmap", Kind: "ConfigMap", ShortNames: []string{"cm"}, Namespaced: true, New: func() Object { return &ConfigMap{} }},
-		{Group: "apps", Version: "v1", Resource: "deployments", Singular: "deployment", Kind: "Deployment", ShortNames: []string{"deploy"}, Namespaced: true, HasStatus: true, New: func() Object { return &Deployment{} }},
-		{Group: "apps", Version: "v1", Resource: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", ShortNames: []string{"ds"}, Namespaced: true, HasStatus: true, New: func() Object { return &DaemonSet{} }},
+		{Group: "apps", Version: "v1", Resource: "deployments", Singular: "deployment", Kind: "Deployment", ShortNames: []string{"deploy"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &Deployment{} }},
+		{Group: "apps", Version: "v1", Resource: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", ShortNames: []string{"ds"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &DaemonSet{} }},
 	}
 }
 

@@ -50,7 +50,7 @@ func (s *server) nodeFacts(r *http.Request, node string, req *auth.Request) erro
 	switch req.Resource {
 	case auth.ResourcePods:
 		switch {
-		case req.Verb == auth.VerbCreate:
+		case req.Verb == auth.VerbCreate && req.Subresource == "":
 			pod, err := peekPod(r)
 			if err != nil {
 				return err

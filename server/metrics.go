@@ -87,6 +87,10 @@ func requestLabels(r *http.Request) (resource, verb string) {
 	switch {
 	case p == "/healthz" || p == "/readyz" || p == "/version" || p == "/cacerts" || p == "/metrics":
 		resource = p[1:]
+	case p == "/api" || p == "/apis" || p == "/api/v1" || strings.Count(p, "/") <= 3 && strings.HasPrefix(p, "/apis/"):
+		resource = "discovery"
+	case strings.HasPrefix(p, "/openapi/"):
+		resource = "openapi"
 	case p == "/api/v1/join":
 		resource = "join"
 	case strings.HasPrefix(p, "/api/v1/skiff/tokens"):

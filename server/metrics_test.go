@@ -53,6 +53,13 @@ func TestRequestLabels(t *testing.T) {
 		{"GET", "/healthz", "healthz", "get"},
 		{"GET", "/api/v1/widgets/" + strings.Repeat("x", 50), "other", "get"},
 		{"GET", "/favicon.ico", "other", "get"},
+		{"GET", "/api", "discovery", "get"},
+		{"GET", "/apis", "discovery", "get"},
+		{"GET", "/api/v1", "discovery", "get"},
+		{"GET", "/apis/apps/v1", "discovery", "get"},
+		{"GET", "/apis/apps", "discovery", "get"},
+		{"GET", "/openapi/v3/api/v1", "openapi", "get"},
+		{"GET", "/apis/apps/v1/deployments", "deployments", "list"},
 	}
 	for _, c := range cases {
 		r := httptest.NewRequest(c.method, c.url, nil)

@@ -43,8 +43,14 @@ func (s *server) routes() http.Handler {
 			r.Delete("/{id}", s.deleteToken)
 		})
 		r.With(requireAdminFor("read metrics")).Get("/metrics", s.metrics.serveHTTP)
+		// Discovery (/api, /apis and below) and OpenAPI are for any
+		// authenticated identity, as Kubernetes' system:discovery role.
+		r.Handle("/api", http.HandlerFunc(s.api.ServeResource))
+		r.Handle("/apis", http.HandlerFunc(s.api.ServeResource))
 		r.Handle("/api/*", http.HandlerFunc(s.api.ServeResource))
 		r.Handle("/apis/*", http.HandlerFunc(s.api.ServeResource))
+		r.Handle("/openapi/v3", http.HandlerFunc(s.api.ServeOpenAPI))
+		r.Handle("/openapi/v3/*", http.HandlerFunc(s.api.ServeOpenAPI))
 	})
 	return r
 }

@@ -178,3 +178,58 @@ func TestApplyPassesOtherErrors(t *testing.T) {
 		t.Errorf("Apply() = %v; want the Invalid error as is", err)
 	}
 }
+
+func TestApplyObjectActions(t *testing.T) {
+	// The fake store bumps the version on every PUT; a server that finds
+	// the update a no-op answers with the stored version instead.
+	tests := []struct {
+		name       string
+		existing   bool
+		noopServer bool
+		want       ApplyAction
+	}{
+		{"absent", false, false, ApplyCreated},
+		{"changed", true, false, ApplyConfigured},
+		{"no-op", true, true, ApplyUnchanged},
+	}
+	for _, tc := range tests {
+		store := &fakePodStore{}
+		if tc.existing {
+			store.store(webPod("nginx:1.25"))
+		}
+		c, _ := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tc.noopServer && r.Method == http.MethodPut {
+				store.mu.Lock()
+				defer store.mu.Unlock()
+				_ = json.NewEncoder(w).Encode(store.pod)
+				return
+			}
+			store.ServeHTTP(w, r)
+		}))
+		_, got, err := c.ApplyObject(context.Background(), webPod("nginx:1.25"))
+		if err != nil || got != tc.want {
+			t.Errorf("%s: ApplyObject() = %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+func TestApplyObjectSkipsWriteWhenStoredMatches(t *testing.T) {
+	stored := webPod("nginx:1.25")
+	api.SetDefaults(stored)
+	stored.UID, stored.Generation = "uid-1", 3
+	stored.Status.Phase = api.PodRunning // the server's; a manifest has none
+	store := &fakePodStore{}
+	store.store(stored)
+	c, _ := newTestClient(t, store)
+	_, got, err := c.ApplyObject(context.Background(), webPod("nginx:1.25"))
+	if err != nil || got != ApplyUnchanged {
+		t.Fatalf("ApplyObject() = %q, %v; want %q", got, err, ApplyUnchanged)
+	}
+	if want := []string{"POST", "GET"}; !slices.Equal(store.methods, want) {
+		t.Errorf("requests = %v; want %v (no PUT for an unchanged object)", store.methods, want)
+	}
+	_, got, err = c.ApplyObject(context.Background(), webPod("nginx:1.26"))
+	if err != nil || got != ApplyConfigured {
+		t.Errorf("ApplyObject(new image) = %q, %v; want %q", got, err, ApplyConfigured)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/skiffhq/skiff/internal/clock"
 )
 
 // command is one subcommand of skiff.
@@ -22,19 +26,25 @@ type cliEnv struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	getenv         func(string) string
+	// clock gives the time ages are measured from; nil means the wall
+	// clock.
+	clock clock.Clock
 }
+
+// now is the current time of env's clock.
+func (e *cliEnv) now() time.Time { return clock.Or(e.clock).Now() }
 
 func commands() map[string]command {
 	return map[string]command{
 		"version":  {"print version, commit and Go version", runVersion},
 		"server":   {"run the control plane and a local agent", runServer},
 		"agent":    {"join a machine to a cluster and run its pods", notYet("agent", 5)},
-		"token":    {"create, list and delete join tokens", notYet("token", 3)},
-		"get":      {"list or show objects", notYet("get", 3)},
-		"apply":    {"create or update objects from YAML or JSON", notYet("apply", 3)},
-		"delete":   {"delete an object", notYet("delete", 3)},
-		"logs":     {"print a container's logs", notYet("logs", 3)},
-		"describe": {"show an object and its events", notYet("describe", 3)},
+		"token":    {"create, list and delete join tokens", runToken},
+		"get":      {"list or show objects", runGet},
+		"apply":    {"create or update objects from YAML or JSON", runApply},
+		"delete":   {"delete objects", runDelete},
+		"logs":     {"print a container's logs", runLogs},
+		"describe": {"show an object and its events", runDescribe},
 		"images":   {"side-load image tarballs into the local agent", notYet("images", 5)},
 		"check":    {"preflight checks for this machine", notYet("check", 10)},
 	}
@@ -56,13 +66,14 @@ func notYet(name string, issue int) func(context.Context, *cliEnv, []string) err
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, &cliEnv{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, getenv: os.Getenv}, os.Args[1:])
+	code := run(ctx, &cliEnv{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, getenv: os.Getenv, clock: clock.Real{}}, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
 
 // run executes one skiff command line and returns the process exit code:
-// 0 on success, 1 when the command failed, 2 for usage errors.
+// 0 on success, 1 when the command failed, 2 for usage errors. Errors
+// from the server print as kubectl prints them (formatError).
 func run(ctx context.Context, env *cliEnv, args []string) int {
 	cmds := commands()
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -79,8 +90,13 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		return 2
 	}
 	if err := c.run(ctx, env, args[1:]); err != nil {
-		fmt.Fprintf(env.stderr, "error: %v\n", err)
-		if _, usageErr := err.(usageError); usageErr {
+		if errors.Is(err, errHelp) {
+			return 0
+		}
+		if !errors.Is(err, errReported) {
+			printError(env, err)
+		}
+		if errors.As(err, new(usageError)) {
 			return 2
 		}
 		return 1

@@ -47,13 +47,20 @@ func mediaType(r *http.Request) string {
 }
 
 // decodeInto decodes body into obj by r's content type: JSON by default,
-// YAML for application/yaml (and friends). Unknown fields are an error.
+// YAML for application/yaml (and friends), Kubernetes protobuf for the
+// few kinds protobuf.go knows. Unknown fields are an error.
 func decodeInto(r *http.Request, body []byte, obj any) error {
 	switch mediaType(r) {
 	case "", "application/json", "application/merge-patch+json":
 		return api.DecodeJSON(body, obj)
 	case "application/yaml", "application/x-yaml", "text/yaml", "application/apply-patch+yaml":
 		return api.DecodeYAML(body, obj)
+	case protobufMediaType:
+		js, err := protobufToJSON(body)
+		if err != nil {
+			return err
+		}
+		return api.DecodeJSON(js, obj)
 	default:
 		return api.NewStatusError(http.StatusUnsupportedMediaType, api.StatusReasonUnsupportedMediaType,
 			"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml")

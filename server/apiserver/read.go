@@ -42,8 +42,14 @@ func (s *Server) listOptions(r *http.Request, rt route) (storage.ListOptions, er
 }
 
 // list answers a collection GET with the stored bytes of each item, so a
-// list of many objects costs no decoding or re-encoding.
+// list of many objects costs no decoding or re-encoding; or, when the
+// Accept header asks for one (kubectl get), with a Table of them.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, rt route) {
+	rd, err := negotiate(r)
+	if err != nil {
+		s.writeError(w, r, err, rt.res, "")
+		return
+	}
 	opts, err := s.listOptions(r, rt)
 	if err != nil {
 		s.writeError(w, r, err, rt.res, "")
@@ -52,6 +58,15 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, rt route) {
 	items, rev, err := s.store.ListRaw(r.Context(), rt.res.Resource, opts)
 	if err != nil {
 		s.writeError(w, r, err, rt.res, "")
+		return
+	}
+	if rd.table {
+		t, err := renderTable(rt.res, items, strconv.FormatInt(rev, 10), s.clock.Now(), rd, true)
+		if err != nil {
+			s.writeError(w, r, err, rt.res, "")
+			return
+		}
+		writeJSON(w, http.StatusOK, t)
 		return
 	}
 	writeRaw(w, http.StatusOK, listBytes(rt.res, items, rev))
@@ -82,10 +97,26 @@ func listBytes(res *api.ResourceInfo, items [][]byte, rev int64) []byte {
 	return b.Bytes()
 }
 
+// get answers a GET of one object (or its /status) with its stored
+// bytes, or with a one-row Table when the Accept header asks for one.
 func (s *Server) get(w http.ResponseWriter, r *http.Request, rt route) {
+	rd, err := negotiate(r)
+	if err != nil {
+		s.writeError(w, r, err, rt.res, rt.name)
+		return
+	}
 	raw, _, err := s.store.GetRaw(r.Context(), rt.res.Resource, rt.namespace, rt.name)
 	if err != nil {
 		s.writeError(w, r, err, rt.res, rt.name)
+		return
+	}
+	if rd.table {
+		t, err := tableOne(rt.res, raw, s.clock.Now(), rd, true)
+		if err != nil {
+			s.writeError(w, r, err, rt.res, rt.name)
+			return
+		}
+		writeJSON(w, http.StatusOK, t)
 		return
 	}
 	writeRaw(w, http.StatusOK, raw)

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -57,6 +58,8 @@ type Server struct {
 	liveness          *Liveness
 	heartbeatSnapshot time.Duration
 	events            *events.Sink
+	discovery         *discovery
+	openapi           *openAPI
 }
 
 // New returns a Server for cfg.
@@ -87,6 +90,12 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	d, err := newDiscovery(s.resources)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: render discovery: %w", err)
+	}
+	s.discovery = d
+	s.openapi = newOpenAPI(s.resources)
 	if s.heartbeat <= 0 {
 		s.heartbeat = defaultHeartbeat
 	}
@@ -96,12 +105,21 @@ func New(cfg Config) (*Server, error) {
 // Liveness returns the in-memory record of node heartbeats.
 func (s *Server) Liveness() *Liveness { return s.liveness }
 
+// Subresources ServeResource answers (see subresourcesOf for which kind
+// has which).
+const (
+	subStatus   = "status"
+	subLog      = "log"
+	subScale    = "scale"
+	subEviction = "eviction"
+)
+
 // route is a parsed resource URL.
 type route struct {
 	res       *api.ResourceInfo
 	namespace string
 	name      string
-	sub       string // "", "status" or "log"
+	sub       string // "" or one of the sub… constants
 	watch     bool   // the legacy /watch/ prefix
 }
 
@@ -145,10 +163,11 @@ func (s *Server) parseRoute(group, version string, segs []string) (route, error)
 	}
 	if len(segs) > 2 {
 		rt.sub = segs[2]
-		switch {
-		case rt.sub == "status" && rt.res.HasStatus:
-		case rt.sub == "log" && rt.res.Resource == "pods":
-		default:
+		known := false
+		for _, sub := range subresourcesOf(rt.res) {
+			known = known || sub.name == rt.sub
+		}
+		if !known || rt.watch {
 			return rt, notFound
 		}
 	}
@@ -160,7 +179,14 @@ func (s *Server) parseRoute(group, version string, segs []string) (route, error)
 
 // ServeResource handles every /api/v1/... and /apis/{group}/{version}/...
 // resource URL.
+//
+// It also answers discovery (/api, /apis, /api/v1, /apis/{group} and
+// /apis/{group}/{version}): kubectl needs no other paths to find its way.
 func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
+	if p := strings.TrimSuffix(r.URL.Path, "/"); isDiscoveryPath(p) {
+		s.serveDiscovery(w, r, p)
+		return
+	}
 	group, version, rest, ok := splitAPIPath(r.URL.Path)
 	if !ok {
 		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "the server could not find the requested resource"))
@@ -172,6 +198,20 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.authorize(w, r, rt) {
+		return
+	}
+	if r.Method != http.MethodGet && r.URL.Query().Has("dryRun") {
+		// Until writes can stop short of the store, a dry run must not
+		// become a real one (kubectl diff and --dry-run=server send it).
+		writeStatus(w, errDryRun())
+		return
+	}
+	switch rt.sub {
+	case subScale:
+		s.serveScale(w, r, rt)
+		return
+	case subEviction:
+		s.serveEviction(w, r, rt)
 		return
 	}
 	switch r.Method {
@@ -213,6 +253,11 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.methodNotAllowed(w, r)
 	}
+}
+
+// errDryRun refuses a dry run, which skiff cannot do yet.
+func errDryRun() *api.StatusError {
+	return api.NewBadRequest("dryRun is not supported by this server yet; the request was not carried out")
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {

@@ -21,14 +21,14 @@ import (
 // harness is a Server on a real SQLite file behind a plain HTTP test
 // server (TLS and auth are layered on by the caller of this package).
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	store *storage.Store
 	srv   *Server
 	http  *httptest.Server
 	clock *clock.Fake
 }
 
-func newHarness(t *testing.T, opts ...func(*storage.Options)) *harness {
+func newHarness(t testing.TB, opts ...func(*storage.Options)) *harness {
 	t.Helper()
 	ctx := context.Background()
 	fc := clock.NewFake(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
@@ -50,6 +50,9 @@ func newHarness(t *testing.T, opts ...func(*storage.Options)) *harness {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", srv.ServeResource)
 	mux.HandleFunc("/apis/", srv.ServeResource)
+	mux.HandleFunc("/api", srv.ServeResource)
+	mux.HandleFunc("/apis", srv.ServeResource)
+	mux.HandleFunc("/openapi/", srv.ServeOpenAPI)
 	hs := httptest.NewServer(mux)
 	h := &harness{t: t, store: st, srv: srv, http: hs, clock: fc}
 	t.Cleanup(func() { hs.Close(); st.Close() })

@@ -61,6 +61,9 @@ func prepareForUpdate(next, cur api.Object, sub string) (api.Object, error) {
 		if s, ok := n.(*api.Secret); ok {
 			mergeStringData(s)
 		}
+		// Defaults first, so that re-sending the manifest a client
+		// applied (without the defaulted fields) is not a spec change.
+		api.SetDefaults(n)
 		out = n
 		if specChanged(n, cur) {
 			out.GetObjectMeta().Generation = cur.GetObjectMeta().Generation + 1

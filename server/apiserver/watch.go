@@ -1,7 +1,10 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -23,8 +26,17 @@ const writeTimeout = 10 * time.Second
 // does; with one it resumes after it. A compacted revision, or a watcher
 // cut off for being too slow, ends the stream with an ERROR event carrying
 // a 410 Status so the client relists.
+//
+// When the Accept header asks for Tables (kubectl get -w), each event's
+// object is a one-row Table; as kube-apiserver does, only the first
+// carries columnDefinitions. ERROR events keep their Status.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 	q := r.URL.Query()
+	rd, err := negotiate(r)
+	if err != nil {
+		s.writeError(w, r, err, rt.res, "")
+		return
+	}
 	opts, err := s.listOptions(r, rt)
 	if err != nil {
 		s.writeError(w, r, err, rt.res, "")
@@ -82,8 +94,21 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 		return
 	}
 	defer watcher.Stop()
+	enc := eventEncoder{res: rt.res, rd: rd, now: s.clock.Now}
+	// sendEvent writes one event; a stored object that cannot be rendered
+	// ends the stream with an ERROR event.
+	sendEvent := func(typ string, raw []byte) bool {
+		b, err := enc.line(typ, raw)
+		if err != nil {
+			s.log.LogAttrs(r.Context(), slog.LevelError, "watch: render event", slog.String("path", r.URL.Path), slog.Any("err", err))
+			send(errorEvent(err))
+			rc.Flush()
+			return false
+		}
+		return send(b)
+	}
 	for _, it := range initial {
-		if !send(eventLine(api.Added, it)) {
+		if !sendEvent(api.Added, it) {
 			return
 		}
 	}
@@ -103,7 +128,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 				}
 				return
 			}
-			if !send(eventLine(ev.Type.String(), ev.Value)) {
+			if !sendEvent(ev.Type.String(), ev.Value) {
 				return
 			}
 			last = ev.Revision
@@ -114,7 +139,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 		case <-beat.C():
 			var b []byte
 			if bookmarks {
-				b = bookmarkLine(rt.res, last)
+				b = enc.bookmark(last)
 			} else {
 				b = []byte("\n")
 			}
@@ -127,6 +152,44 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 			return
 		}
 	}
+}
+
+// eventEncoder renders a watch stream's events as the request asked:
+// stored JSON as it is, or one-row Tables. It is used by one stream's
+// goroutine only.
+type eventEncoder struct {
+	res  *api.ResourceInfo
+	rd   rendering
+	now  func() time.Time
+	sent bool // a Table with columnDefinitions has gone out
+}
+
+// line renders one event of type typ about the stored object raw.
+func (e *eventEncoder) line(typ string, raw []byte) ([]byte, error) {
+	if !e.rd.table {
+		return eventLine(typ, raw), nil
+	}
+	t, err := tableOne(e.res, raw, e.now(), e.rd, !e.sent)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s table: %w", e.res.Resource, err)
+	}
+	e.sent = true
+	return eventLine(typ, b), nil
+}
+
+// bookmark renders a BOOKMARK at revision rev: the kind with only its
+// resourceVersion, or in a Table stream a Table without rows (so a
+// table client can decode it; it does not use up the column headers).
+func (e *eventEncoder) bookmark(rev int64) []byte {
+	if !e.rd.table {
+		return bookmarkLine(e.res, rev)
+	}
+	return []byte(`{"type":"BOOKMARK","object":{"kind":"Table","apiVersion":"` + e.rd.apiVersion +
+		`","metadata":{"resourceVersion":"` + strconv.FormatInt(rev, 10) + `"},"columnDefinitions":null,"rows":[]}}` + "\n")
 }
 
 func eventLine(typ string, obj []byte) []byte {

@@ -173,11 +173,9 @@ func resourceName(res *api.ResourceInfo) string {
 }
 
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, rt route) {
-	switch mediaType(r) {
-	case "application/merge-patch+json":
-	default:
-		writeStatus(w, api.NewStatusError(http.StatusUnsupportedMediaType, api.StatusReasonUnsupportedMediaType,
-			"the patch type %q is not supported; use application/merge-patch+json", r.Header.Get("Content-Type")))
+	mt := mediaType(r)
+	if !isPatchType(mt) {
+		writeStatus(w, unsupportedPatch(r.Header.Get("Content-Type"), mt))
 		return
 	}
 	body, err := readBody(w, r)
@@ -190,11 +188,11 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, rt route) {
 		if err != nil {
 			return nil, err
 		}
-		patched, err := mergePatch(doc, body)
+		next := rt.res.New()
+		patched, err := applyPatch(mt, doc, body, next)
 		if err != nil {
 			return nil, err
 		}
-		next := rt.res.New()
 		if err := api.DecodeJSON(patched, next); err != nil {
 			return nil, err
 		}
@@ -234,6 +232,10 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, rt route) {
 	if len(body) > 0 {
 		if err := api.DecodeJSON(body, &opts); err != nil {
 			s.writeError(w, r, err, rt.res, rt.name)
+			return
+		}
+		if len(opts.DryRun) > 0 {
+			writeStatus(w, errDryRun())
 			return
 		}
 	}

@@ -117,9 +117,9 @@ func fixturePods() []*api.Pod {
 			Phase: api.PodPending,
 			InitContainerStatuses: []api.ContainerStatus{
 				{Name: "wait-db", State: running(5 * time.Hour)},
-				{Name: "migrate", State: waiting(reasonPodInitializing)},
+				{Name: "migrate", State: waiting("PodInitializing")},
 			},
-			ContainerStatuses: []api.ContainerStatus{{Name: "app", State: waiting(reasonPodInitializing)}},
+			ContainerStatuses: []api.ContainerStatus{{Name: "app", State: waiting("PodInitializing")}},
 		},
 	}
 	unscheduled := &api.Pod{

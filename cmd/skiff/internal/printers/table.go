@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/table"
 )
 
 // TableOptions shapes a `skiff get` table.
@@ -145,91 +146,74 @@ func (a *aligner) writeRow(b *strings.Builder, row []string) {
 	b.WriteByte('\n')
 }
 
-// kindPrinter knows the columns of one kind.
+// kindPrinter is one kind's table layout, shared with the API server's
+// Tables through package table.
 type kindPrinter struct {
-	columns []string // the default columns
-	wide    []string // every column with -o wide; nil means columns
-	// row returns the cells of obj, matching columns, or wide when wide.
-	row func(obj api.Object, now time.Time, wide bool) ([]string, error)
+	columns []api.TableColumnDefinition
 }
 
+// header is the upper-cased names of the columns opts shows, as kubectl
+// prints them.
 func (kp kindPrinter) header(res api.ResourceInfo, opts TableOptions) []string {
 	var h []string
 	if opts.AllNamespaces && res.Namespaced {
 		h = append(h, "NAMESPACE")
 	}
-	if opts.Wide && kp.wide != nil {
-		return append(h, kp.wide...)
+	for _, c := range kp.columns {
+		if shown(c, opts) {
+			h = append(h, strings.ToUpper(c.Name))
+		}
 	}
-	return append(h, kp.columns...)
+	return h
+}
+
+// shown reports whether column c is printed: priority 0 always, the rest
+// with -o wide.
+func shown(c api.TableColumnDefinition, opts TableOptions) bool {
+	return c.Priority == 0 || opts.Wide
 }
 
 func (kp kindPrinter) rowOf(res api.ResourceInfo, obj api.Object, opts TableOptions) ([]string, error) {
 	if obj == nil {
 		return nil, fmt.Errorf("print %s: nil object", res.Resource)
 	}
-	cells, err := kp.row(obj, opts.Now, opts.Wide)
-	if err != nil {
-		return nil, err
+	if r, ok := api.ResourceOf(obj); !ok || r.Kind != res.Kind {
+		return nil, fmt.Errorf("print table: got %T, want a %s", obj, res.Kind)
 	}
+	row, err := table.Row(obj, opts.Now)
+	if err != nil {
+		return nil, fmt.Errorf("print %s: %w", res.Resource, err)
+	}
+	var cells []string
 	if opts.AllNamespaces && res.Namespaced {
-		cells = append([]string{obj.GetObjectMeta().Namespace}, cells...)
+		cells = append(cells, obj.GetObjectMeta().Namespace)
+	}
+	for i, c := range kp.columns {
+		if shown(c, opts) && i < len(row.Cells) {
+			cells = append(cells, cellString(row.Cells[i]))
+		}
 	}
 	return cells, nil
 }
 
-// printerFor returns the table layout of res.
-func printerFor(res api.ResourceInfo) (kindPrinter, error) {
-	switch res.Kind {
-	case "Pod":
-		return kindPrinter{
-			columns: []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
-			wide:    []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED NODE", "READINESS GATES"},
-			row:     typed(podRow),
-		}, nil
-	case "Node":
-		return kindPrinter{
-			columns: []string{"NAME", "STATUS", "ROLES", "AGE", "VERSION"},
-			wide:    []string{"NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE", "KERNEL-VERSION", "CONTAINER-RUNTIME"},
-			row:     typed(nodeRow),
-		}, nil
-	case "Deployment":
-		return kindPrinter{
-			columns: []string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"},
-			wide:    []string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"},
-			row:     typed(deploymentRow),
-		}, nil
-	case "DaemonSet":
-		return kindPrinter{
-			columns: []string{"NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"},
-			wide:    []string{"NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"},
-			row:     typed(daemonSetRow),
-		}, nil
-	case "Event":
-		return kindPrinter{
-			columns: []string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"},
-			wide:    []string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE", "FIRST SEEN", "COUNT", "NAME"},
-			row:     typed(eventRow),
-		}, nil
-	case "Secret":
-		return kindPrinter{columns: []string{"NAME", "TYPE", "DATA", "AGE"}, row: typed(secretRow)}, nil
-	case "ConfigMap":
-		return kindPrinter{columns: []string{"NAME", "DATA", "AGE"}, row: typed(configMapRow)}, nil
-	case "Namespace":
-		return kindPrinter{columns: []string{"NAME", "STATUS", "AGE"}, row: typed(namespaceRow)}, nil
+// cellString prints a cell as kubectl does: strings up to their first
+// line break (then "..."), other values with fmt.
+func cellString(cell any) string {
+	s, ok := cell.(string)
+	if !ok {
+		return fmt.Sprint(cell)
 	}
-	return kindPrinter{}, fmt.Errorf("no table layout for %q", res.Resource)
+	if i := strings.IndexAny(s, "\f\n\r"); i >= 0 {
+		return s[:i] + "..."
+	}
+	return s
 }
 
-// typed adapts a row function of one concrete type to kindPrinter.row,
-// rejecting objects of any other type.
-func typed[T api.Object](f func(T, time.Time, bool) []string) func(api.Object, time.Time, bool) ([]string, error) {
-	return func(obj api.Object, now time.Time, wide bool) ([]string, error) {
-		t, ok := obj.(T)
-		if !ok {
-			var want T
-			return nil, fmt.Errorf("print table: got %T, want %T", obj, want)
-		}
-		return f(t, now, wide), nil
+// printerFor returns the table layout of res.
+func printerFor(res api.ResourceInfo) (kindPrinter, error) {
+	cols, ok := table.Columns(res.Kind)
+	if !ok {
+		return kindPrinter{}, fmt.Errorf("no table layout for %q", res.Resource)
 	}
+	return kindPrinter{columns: cols}, nil
 }

@@ -135,3 +135,21 @@ func TestWatchPrinter(t *testing.T) {
 		t.Error("WatchPrinter(pods).Print(node) = nil; want a type error")
 	}
 }
+
+func TestCellString(t *testing.T) {
+	tests := []struct {
+		cell any
+		want string
+	}{
+		{"plain", "plain"},
+		{"first line\nsecond", "first line..."},
+		{"a\rb", "a..."},
+		{"", ""},
+		{int64(42), "42"},
+	}
+	for _, tc := range tests {
+		if got := cellString(tc.cell); got != tc.want {
+			t.Errorf("cellString(%#v) = %q; want %q", tc.cell, got, tc.want)
+		}
+	}
+}

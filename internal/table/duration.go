@@ -1,4 +1,4 @@
-package printers
+package table
 
 import (
 	"fmt"
@@ -52,9 +52,9 @@ func HumanDuration(d time.Duration) string {
 	return fmt.Sprintf("%dy", hours/24/365)
 }
 
-// age is HumanDuration of now-t, or "<unknown>" for the zero time, as
-// kubectl's translateTimestampSince.
-func age(t, now time.Time) string {
+// Age is HumanDuration of now-t, or "<unknown>" for the zero time, as
+// kubectl's translateTimestampSince; every AGE cell is one.
+func Age(t, now time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"
 	}

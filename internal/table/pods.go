@@ -1,4 +1,4 @@
-package printers
+package table
 
 import (
 	"fmt"
@@ -136,28 +136,50 @@ func hasCondition(conds []api.PodCondition, typ string) bool {
 func (s podSummary) restartsCell(now time.Time) string {
 	n := strconv.Itoa(s.restarts)
 	if s.restarts != 0 && !s.lastRestart.IsZero() {
-		return n + " (" + age(s.lastRestart, now) + " ago)"
+		return n + " (" + Age(s.lastRestart, now) + " ago)"
 	}
 	return n
 }
 
-func podRow(p *api.Pod, now time.Time, wide bool) []string {
-	s := summarizePod(p)
-	row := []string{p.Name, fmt.Sprintf("%d/%d", s.ready, s.total), s.status, s.restartsCell(now), age(p.CreationTimestamp.Time, now)}
-	if !wide {
-		return row
+// podConditions marks a finished pod's row the way Kubernetes does, so
+// clients can tell finished pods apart.
+func podConditions(phase api.PodPhase) []api.TableRowCondition {
+	switch phase {
+	case api.PodSucceeded:
+		return []api.TableRowCondition{{Type: api.RowCompleted, Status: api.ConditionTrue,
+			Reason: string(api.PodSucceeded), Message: "The pod has completed successfully."}}
+	case api.PodFailed:
+		return []api.TableRowCondition{{Type: api.RowCompleted, Status: api.ConditionTrue,
+			Reason: string(api.PodFailed), Message: "The pod failed."}}
 	}
+	return nil
+}
+
+// podRow is NAME READY STATUS RESTARTS AGE | IP NODE NOMINATED-NODE
+// READINESS-GATES. skiff has no readiness gates, so the last cell is
+// always "<none>".
+func podRow(p *api.Pod, now time.Time) api.TableRow {
+	s := summarizePod(p)
 	ip := p.Status.PodIP
 	if len(p.Status.PodIPs) > 0 {
 		ip = p.Status.PodIPs[0].IP
 	}
-	return append(row, orNone(ip), orNone(p.Spec.NodeName), orNone(p.Status.NominatedNodeName), "<none>")
+	return api.TableRow{
+		Cells: []any{
+			p.Name, fmt.Sprintf("%d/%d", s.ready, s.total), s.status, s.restartsCell(now), Age(p.CreationTimestamp.Time, now),
+			OrNone(ip), OrNone(p.Spec.NodeName), OrNone(p.Status.NominatedNodeName), none,
+		},
+		Conditions: podConditions(p.Status.Phase),
+	}
 }
 
-// orNone is s, or "<none>" when s is empty.
-func orNone(s string) string {
+// none is the cell of an empty value.
+const none = "<none>"
+
+// OrNone is s, or "<none>" when s is empty, as kubectl shows empty cells.
+func OrNone(s string) string {
 	if s == "" {
-		return "<none>"
+		return none
 	}
 	return s
 }

@@ -1,4 +1,4 @@
-package printers
+package table
 
 import (
 	"testing"
@@ -43,10 +43,10 @@ func TestHumanDuration(t *testing.T) {
 }
 
 func TestAge(t *testing.T) {
-	if got := age(time.Time{}, now); got != "<unknown>" {
-		t.Errorf("age(zero) = %q; want <unknown>", got)
+	if got := Age(time.Time{}, now); got != "<unknown>" {
+		t.Errorf("Age(zero) = %q; want <unknown>", got)
 	}
-	if got := age(now.Add(-90*time.Second), now); got != "90s" {
-		t.Errorf("age(90s ago) = %q; want 90s", got)
+	if got := Age(now.Add(-90*time.Second), now); got != "90s" {
+		t.Errorf("Age(90s ago) = %q; want 90s", got)
 	}
 }

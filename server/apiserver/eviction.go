@@ -1,0 +1,83 @@
+package apiserver
+
+import (
+	"net/http"
+
+	"github.com/skiffhq/skiff/api"
+)
+
+// eviction is policy/v1 Eviction, the body of POST pods/{name}/eviction
+// that kubectl drain sends.
+type eviction struct {
+	Kind          string         `json:"kind,omitempty"`
+	APIVersion    string         `json:"apiVersion,omitempty"`
+	Metadata      api.ObjectMeta `json:"metadata"`
+	DeleteOptions *deleteOptions `json:"deleteOptions,omitempty"`
+}
+
+// serveEviction answers POST pods/{name}/eviction with a graceful delete
+// of the pod, as DELETE would do it. skiff has no PodDisruptionBudgets, so
+// an eviction is never refused with 429.
+func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, rt route) {
+	if r.Method != http.MethodPost {
+		s.methodNotAllowed(w, r)
+		return
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err, rt.res, rt.name)
+		return
+	}
+	var ev eviction
+	if err := decodeInto(r, body, &ev); err != nil {
+		s.writeError(w, r, err, rt.res, rt.name)
+		return
+	}
+	if (ev.Kind != "" && ev.Kind != "Eviction") || (ev.APIVersion != "" && ev.APIVersion != "policy/v1" && ev.APIVersion != "policy/v1beta1") {
+		writeStatus(w, api.NewBadRequest("the body is a %s %s, but pods/eviction takes a policy/v1 Eviction", ev.APIVersion, ev.Kind))
+		return
+	}
+	if m := ev.Metadata; m.Name != rt.name || (m.Namespace != "" && m.Namespace != rt.namespace) {
+		writeStatus(w, api.NewBadRequest("name in URL does not match name in Eviction object"))
+		return
+	}
+	pod := rt
+	pod.sub = ""
+	var opts deleteOptions
+	if ev.DeleteOptions != nil {
+		opts = *ev.DeleteOptions
+	}
+	if len(opts.DryRun) > 0 {
+		writeStatus(w, errDryRun())
+		return
+	}
+	precondRV := ""
+	if p := opts.Preconditions; p != nil {
+		if p.ResourceVersion != nil {
+			precondRV = *p.ResourceVersion
+		}
+		if p.UID != nil {
+			cur, err := s.store.Get(r.Context(), pod.res.Resource, pod.namespace, pod.name)
+			if err != nil {
+				s.writeError(w, r, err, pod.res, pod.name)
+				return
+			}
+			if uid := cur.GetObjectMeta().UID; uid != *p.UID {
+				writeStatus(w, api.NewConflict("pods", pod.name, "Precondition failed: UID in precondition: "+*p.UID+", UID in object meta: "+uid))
+				return
+			}
+		}
+	}
+	if _, done, err := s.gracefulPodDelete(r, pod, opts.GracePeriodSeconds, precondRV); err != nil || !done {
+		if err == nil {
+			_, err = s.store.Delete(r.Context(), pod.res.Resource, pod.namespace, pod.name, precondRV)
+		}
+		if err != nil {
+			s.writeError(w, r, err, pod.res, pod.name)
+			return
+		}
+	}
+	st := api.Status{Status: "Success", Code: http.StatusCreated}
+	st.Kind, st.APIVersion = "Status", "v1"
+	writeJSON(w, http.StatusCreated, &st)
+}
