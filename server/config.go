@@ -63,6 +63,13 @@ type Config struct {
 	// DefaultNodeMonitorGrace and DefaultPodEvictionTimeout.
 	NodeMonitorGrace   time.Duration
 	PodEvictionTimeout time.Duration
+	// SchedulerScoring is the scheduler's resource scoring: LeastAllocated
+	// (spread, the default) or MostAllocated (bin-packing, for fleets that
+	// consolidate to save power).
+	SchedulerScoring string
+	// DisableScheduler runs no scheduler: pods stay unbound unless a
+	// client sets spec.nodeName (k3s's --disable-scheduler).
+	DisableScheduler bool
 	// DisableAgent turns off the local agent. The agent does not exist
 	// yet, so today no local agent runs either way; Run logs so.
 	DisableAgent bool

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/server/apiserver"
+	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -140,4 +141,37 @@ func requestLabels(r *http.Request) (resource, verb string) {
 		verb = "other"
 	}
 	return resource, verb
+}
+
+// addScheduler publishes the scheduler's figures: attempts by result,
+// binds, preemptions, queue lengths and the latency histograms.
+func (m *serverMetrics) addScheduler(sm *scheduler.Metrics) {
+	m.set.RegisterMetricsWriter(func(w io.Writer) {
+		for _, c := range []struct {
+			result string
+			n      int64
+		}{{"scheduled", sm.Scheduled.Load()}, {"unschedulable", sm.Unschedulable.Load()}, {"error", sm.Errors.Load()}} {
+			metrics.WriteCounterUint64(w, fmt.Sprintf(`skiff_scheduler_attempts_total{result=%q}`, c.result), uint64(c.n))
+		}
+		metrics.WriteCounterUint64(w, "skiff_scheduler_bind_conflicts_total", uint64(sm.BindConflicts.Load()))
+		metrics.WriteCounterUint64(w, "skiff_scheduler_bind_batches_total", uint64(sm.BindBatches.Load()))
+		metrics.WriteCounterUint64(w, "skiff_scheduler_preemptions_total", uint64(sm.Preemptions.Load()))
+		metrics.WriteCounterUint64(w, "skiff_scheduler_preemption_victims_total", uint64(sm.Victims.Load()))
+		active, backoff, unsched := sm.QueueLengths()
+		metrics.WriteGaugeUint64(w, `skiff_scheduler_pending_pods{queue="active"}`, uint64(active))
+		metrics.WriteGaugeUint64(w, `skiff_scheduler_pending_pods{queue="backoff"}`, uint64(backoff))
+		metrics.WriteGaugeUint64(w, `skiff_scheduler_pending_pods{queue="unschedulable"}`, uint64(unsched))
+		writeHistogram(w, "skiff_scheduler_e2e_scheduling_duration_seconds", &sm.E2E)
+		writeHistogram(w, "skiff_scheduler_attempt_duration_seconds", &sm.Attempt)
+	})
+}
+
+// writeHistogram writes h as a Prometheus histogram (le buckets).
+func writeHistogram(w io.Writer, name string, h *scheduler.Histogram) {
+	for i, c := range h.Buckets() {
+		fmt.Fprintf(w, "%s_bucket{le=\"%g\"} %d\n", name, scheduler.BucketBound(i).Seconds(), c)
+	}
+	fmt.Fprintf(w, "%s_bucket{le=\"+Inf\"} %d\n", name, h.Count())
+	fmt.Fprintf(w, "%s_sum %g\n", name, h.Sum().Seconds())
+	fmt.Fprintf(w, "%s_count %d\n", name, h.Count())
 }

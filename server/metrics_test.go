@@ -28,7 +28,7 @@ func TestMetricsCountRequestsAndNeedAdmin(t *testing.T) {
 		`skiff_http_requests_total{resource="configmaps",verb="create",code="201"} 1`,
 		`skiff_http_request_duration_seconds_count{resource="pods",verb="list"} 1`,
 		"skiff_store_writes_total ",
-		"skiff_store_watchers 0",
+		"skiff_store_watchers ",
 		"skiff_http_watch_streams 0",
 		"process_resident_memory_bytes ",
 		"go_goroutines ",

@@ -18,6 +18,7 @@ import (
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
 	"github.com/skiffhq/skiff/server/events"
+	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/server/tlsutil"
 	"github.com/skiffhq/skiff/storage"
 )
@@ -50,6 +51,7 @@ type server struct {
 	events      *events.Sink
 	liveness    *apiserver.Liveness
 	metrics     *serverMetrics
+	sched       *scheduler.Scheduler
 	// adminToken is held from setup until the client configs are
 	// written, then dropped.
 	adminToken string
@@ -120,7 +122,17 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.sched, err = scheduler.New(scheduler.Config{
+		Store: st, Clock: s.clk, Logger: s.log.With("component", "scheduler"),
+		Recorder: s.events.NewRecorder("default-scheduler", ""),
+		Scoring:  scheduler.Scoring(cfg.SchedulerScoring),
+		Liveness: s.liveness.Last, NodeGrace: cfg.NodeMonitorGrace,
+	})
+	if err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
 	s.metrics = newServerMetrics(st, s.liveness)
+	s.metrics.addScheduler(s.sched.Metrics())
 	if err := s.api.Bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
@@ -190,6 +202,15 @@ func (s *server) serve(ctx context.Context) error {
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	loops.Go(func() { s.events.Run(loopCtx, eventExpiryInterval) })
+	if cfg.DisableScheduler {
+		s.log.Info("scheduler disabled (--disable-scheduler)")
+	} else {
+		loops.Go(func() {
+			if err := s.sched.Run(loopCtx); err != nil {
+				s.log.Error("scheduler stopped", "err", err)
+			}
+		})
+	}
 
 	s.ready.Store(true)
 	s.log.Info("skiff server listening", "addr", ln.Addr().String(), "url", info.URL, "datastore", cfg.Datastore)

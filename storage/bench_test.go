@@ -108,7 +108,7 @@ func BenchmarkSQLiteWatchLatency(b *testing.B) {
 	lat := make([][]time.Duration, watchers)
 	var wg sync.WaitGroup
 	for i := range watchers {
-		w, err := s.Watch(ctx, "pods", WatchOptions{})
+		w, err := s.Watch(ctx, "pods", WatchOptions{FromNow: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -72,7 +72,7 @@ func (b *broadcaster) oldestLocked() int64 {
 }
 
 // register adds w, which wants every change of its resource after w.from
-// (0: after the last published one), and plans its replay: revisions
+// (after the last published one when w.fromNow), and plans its replay: revisions
 // (w.from, w.replayTo] come from the database, the rest of the history
 // from the ring into w.backlog, and everything newer live. The watcher's
 // goroutine is counted in b.wg before register returns.
@@ -82,7 +82,7 @@ func (b *broadcaster) register(w *Watcher, compacted int64) error {
 	if b.closed {
 		return b.closeErr
 	}
-	if w.from == 0 {
+	if w.fromNow {
 		w.from = b.rev
 	}
 	if w.from < compacted {

@@ -20,7 +20,7 @@ func TestSQLiteCloseWithWritesInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.Watch(ctx, "configmaps", storage.WatchOptions{})
+	w, err := s.Watch(ctx, "configmaps", storage.WatchOptions{FromNow: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -283,7 +283,7 @@ func TestStatsCountWritesAndWatchers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w, err := s.Watch(ctx, "configmaps", storage.WatchOptions{})
+	w, err := s.Watch(ctx, "configmaps", storage.WatchOptions{FromNow: true})
 	if err != nil {
 		t.Fatal(err)
 	}

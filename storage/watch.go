@@ -13,10 +13,14 @@ import (
 type WatchOptions struct {
 	// Namespace limits the watch to one namespace; "" watches all.
 	Namespace string
-	// Revision: deliver every change with a revision above it. 0 means
-	// only changes made after Watch is called. A revision below
-	// CompactedRevision fails with ErrCompacted.
+	// Revision: deliver every change with a revision above it. 0 is a
+	// revision like any other (the one an empty store's List reports), so
+	// List then Watch from the list's revision never misses a change. A
+	// revision below CompactedRevision fails with ErrCompacted.
 	Revision int64
+	// FromNow delivers only changes published after Watch is called;
+	// Revision must then be 0.
+	FromNow bool
 	// Labels and Fields select objects; zero values select everything.
 	// A change that makes an object start matching is delivered as Added,
 	// one that makes it stop matching as Deleted.
@@ -37,6 +41,7 @@ type Watcher struct {
 	resource string
 	filter   filter
 	from     int64 // deliver only revisions above it
+	fromNow  bool  // register sets from to the last published revision
 	replayTo int64 // revisions (from, replayTo] are read from the database
 	backlog  []Event
 	limit    int
@@ -71,12 +76,16 @@ func (s *Store) Watch(ctx context.Context, resource string, opts WatchOptions) (
 	if opts.Revision < 0 {
 		return nil, fmt.Errorf("watch %s: revision %d is negative: %w", resource, opts.Revision, ErrInvalid)
 	}
+	if opts.FromNow && opts.Revision != 0 {
+		return nil, fmt.Errorf("watch %s: revision %d given with FromNow: %w", resource, opts.Revision, ErrInvalid)
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{
 		s:        s,
 		resource: info.Resource,
 		filter:   filter{namespace: opts.Namespace, labels: opts.Labels, fields: opts.Fields},
 		from:     opts.Revision,
+		fromNow:  opts.FromNow,
 		limit:    s.opts.WatchBuffer,
 		ctx:      wctx,
 		cancel:   cancel,

@@ -68,12 +68,12 @@ func TestSQLiteWatchOrderConcurrentWriters(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := storagetest.Open(t, tc.opts)
-			// Revision 0 means "from now", so start the history at 1.
+			// Start the history at 1 so replays from start skip n0.
 			if err := s.Create(ctx, storagetest.Node("n0", nil)); err != nil {
 				t.Fatal(err)
 			}
 			start := s.Revision()
-			w, err := s.Watch(ctx, "pods", storage.WatchOptions{})
+			w, err := s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -336,12 +336,14 @@ func TestSQLiteWatchSelectorTransitions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := storagetest.Open(t, storage.Options{})
-			// Revision 0 means "from now", so start the history at 1.
+			// Start the history at 1 so replays from start skip n0.
 			if err := s.Create(ctx, storagetest.Node("n0", nil)); err != nil {
 				t.Fatal(err)
 			}
 			start := s.Revision()
-			live, err := s.Watch(ctx, "pods", tt.opts)
+			lopts := tt.opts
+			lopts.FromNow = true
+			live, err := s.Watch(ctx, "pods", lopts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -437,7 +439,7 @@ func TestSQLiteWatchCompacted(t *testing.T) {
 func TestSQLiteWatchTooSlow(t *testing.T) {
 	ctx := context.Background()
 	s := storagetest.Open(t, storage.Options{WatchBuffer: 16})
-	slow, err := s.Watch(ctx, "configmaps", storage.WatchOptions{})
+	slow, err := s.Watch(ctx, "configmaps", storage.WatchOptions{FromNow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +484,7 @@ func TestSQLiteWatchTooSlow(t *testing.T) {
 func TestSQLiteWatchStop(t *testing.T) {
 	ctx := context.Background()
 	s := storagetest.Open(t, storage.Options{})
-	w, err := s.Watch(ctx, "pods", storage.WatchOptions{})
+	w, err := s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +494,7 @@ func TestSQLiteWatchStop(t *testing.T) {
 		t.Errorf("after Stop: open=%v Err()=%v; want closed, nil", ok, w.Err())
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	w, err = s.Watch(cctx, "pods", storage.WatchOptions{})
+	w, err = s.Watch(cctx, "pods", storage.WatchOptions{FromNow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +502,7 @@ func TestSQLiteWatchStop(t *testing.T) {
 	if _, ok := <-w.Events(); ok || w.Err() != nil {
 		t.Errorf("after cancel: open=%v Err()=%v; want closed, nil", ok, w.Err())
 	}
-	w, err = s.Watch(ctx, "pods", storage.WatchOptions{})
+	w, err = s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +512,7 @@ func TestSQLiteWatchStop(t *testing.T) {
 	if _, ok := <-w.Events(); ok || !errors.Is(w.Err(), storage.ErrClosed) {
 		t.Errorf("after Close: open=%v Err()=%v; want closed, ErrClosed", ok, w.Err())
 	}
-	if _, err := s.Watch(ctx, "pods", storage.WatchOptions{}); !errors.Is(err, storage.ErrClosed) {
+	if _, err := s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true}); !errors.Is(err, storage.ErrClosed) {
 		t.Errorf("Watch after Close = %v; want ErrClosed", err)
 	}
 }

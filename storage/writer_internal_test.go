@@ -24,7 +24,7 @@ func TestSQLiteNoSpace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	w, err := s.Watch(ctx, "configmaps", WatchOptions{})
+	w, err := s.Watch(ctx, "configmaps", WatchOptions{FromNow: true})
 	if err != nil {
 		t.Fatal(err)
 	}

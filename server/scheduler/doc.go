@@ -1,0 +1,38 @@
+// Package scheduler is skiff's built-in scheduler: it binds pending pods to
+// nodes, following kube-scheduler's design in a leaner form.
+//
+// # Shape
+//
+// Two informers (informer.go) list and then watch pods and nodes in the
+// store and hand decoded objects, already turned into PodInfo, to the
+// scheduling loop. The loop (scheduler.go) is one goroutine that owns the
+// Cache (nodes with their requested resources, ports, images, conditions,
+// taints and labels, plus the pods assumed on them) and the Queue (active
+// heap by priority then age, backoff, unschedulable set): nothing else
+// touches them, so they need no locks and a scheduling cycle sees a stable
+// view without copying a snapshot.
+//
+// A cycle (cycle.go) is a pure decision: Algorithm.Schedule filters
+// (filters.go) and scores (scores.go) the nodes in parallel, stopping
+// after enough feasible nodes on large clusters, and picks the best,
+// breaking ties with a shuffle seeded from the pod's UID so a decision can
+// be replayed. Rejections are data (Reason), turned into the Kubernetes
+// message form only at the edge (FitError). When nothing fits,
+// Algorithm.Preempt (preempt.go) looks for the node where evicting the
+// fewest, lowest-priority pods makes room.
+//
+// Effects sit behind the loop: the pod is assumed in the cache, then bound
+// asynchronously (bind.go) by binders that write every bind ready at that
+// moment to the store in one batch (storage.Store.UpdateBatch) with a
+// resourceVersion precondition. The watch confirms the assumption; a
+// failed bind forgets it and re-queues the pod. Events and status writes
+// go through a bounded asynchronous queue so they never slow a cycle.
+//
+// # What it must not do
+//
+// It never queries the database inside the scheduling loop, never writes
+// anything but pod bindings, pod status (PodScheduled, nominatedNodeName),
+// graceful deletion of preemption victims, and events; and it does not
+// import other server packages (the caller wires events and liveness in
+// through Config).
+package scheduler

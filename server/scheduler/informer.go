@@ -1,0 +1,143 @@
+package scheduler
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/storage"
+)
+
+// inbox is an unbounded mailbox: producers never block (so a store
+// watcher is never cut off because the loop is busy), the consumer takes
+// everything at once.
+type inbox[T any] struct {
+	mu     sync.Mutex
+	items  []T
+	notify chan struct{}
+}
+
+func newInbox[T any]() *inbox[T] { return &inbox[T]{notify: make(chan struct{}, 1)} }
+
+func (b *inbox[T]) put(v ...T) {
+	b.mu.Lock()
+	b.items = append(b.items, v...)
+	b.mu.Unlock()
+	select {
+	case b.notify <- struct{}{}:
+	default:
+	}
+}
+
+// take returns every queued item, handing buf (emptied) back for reuse.
+func (b *inbox[T]) take(buf []T) []T {
+	b.mu.Lock()
+	out := b.items
+	b.items = buf[:0]
+	b.mu.Unlock()
+	return out
+}
+
+// msgKind says what a message to the loop carries.
+type msgKind uint8
+
+const (
+	msgPod         msgKind = iota + 1 // pod added or changed
+	msgPodDeleted                     // pod deleted (pod: its last state)
+	msgPods                           // full pod list after a (re)list
+	msgNode                           // node added or changed
+	msgNodeDeleted                    // node deleted
+	msgNodes                          // full node list after a (re)list
+	msgBound                          // a bind finished (err says how)
+)
+
+// message is one input of the scheduling loop.
+type message struct {
+	kind  msgKind
+	pod   *PodInfo
+	node  *api.Node
+	pods  []*PodInfo
+	nodes []*api.Node
+	// bind results
+	qp   *QueuedPod
+	dest string
+	at   time.Time
+	err  error
+}
+
+// relistDelay is how long an informer waits after a failed list.
+const relistDelay = time.Second
+
+// inform feeds the loop one resource ("pods" or "nodes"): a list, then a
+// watch from the list's revision, and a fresh list whenever the watch
+// ends (compacted, too slow, or a read error) until ctx ends. Objects
+// are decoded, and pods turned into PodInfo, here, off the loop.
+func (s *Scheduler) inform(ctx context.Context, resource string) {
+	for ctx.Err() == nil {
+		objs, rev, err := s.store.List(ctx, resource, storage.ListOptions{})
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("scheduler list failed", "resource", resource, "err", err)
+				clock.Sleep(ctx, s.clk, relistDelay)
+			}
+			continue
+		}
+		s.in.put(listMessage(resource, objs))
+		w, err := s.store.Watch(ctx, resource, storage.WatchOptions{Revision: rev})
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("scheduler watch failed", "resource", resource, "err", err)
+				s.metrics.Relists.Add(1)
+			}
+			continue
+		}
+		for ev := range w.Events() {
+			obj, err := ev.Object()
+			if err != nil {
+				s.log.Warn("scheduler skipped an undecodable object", "resource", resource, "revision", ev.Revision, "err", err)
+				continue
+			}
+			s.in.put(eventMessage(ev.Type, obj))
+		}
+		err = w.Err()
+		w.Stop()
+		if ctx.Err() != nil {
+			return
+		}
+		s.metrics.Relists.Add(1)
+		s.log.Info("scheduler relisting", "resource", resource, "err", err)
+	}
+}
+
+func listMessage(resource string, objs []api.Object) message {
+	if resource == "nodes" {
+		m := message{kind: msgNodes, nodes: make([]*api.Node, 0, len(objs))}
+		for _, o := range objs {
+			m.nodes = append(m.nodes, o.(*api.Node))
+		}
+		return m
+	}
+	m := message{kind: msgPods, pods: make([]*PodInfo, 0, len(objs))}
+	for _, o := range objs {
+		m.pods = append(m.pods, NewPodInfo(o.(*api.Pod)))
+	}
+	return m
+}
+
+func eventMessage(t storage.EventType, obj api.Object) message {
+	switch o := obj.(type) {
+	case *api.Node:
+		if t == storage.Deleted {
+			return message{kind: msgNodeDeleted, node: o}
+		}
+		return message{kind: msgNode, node: o}
+	case *api.Pod:
+		if t == storage.Deleted {
+			return message{kind: msgPodDeleted, pod: NewPodInfo(o)}
+		}
+		return message{kind: msgPod, pod: NewPodInfo(o)}
+	}
+	return message{}
+}

@@ -1,0 +1,64 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/skiffhq/skiff/api"
+)
+
+// UpdateBatch is Update for several objects at once, for callers such as
+// the scheduler that have many independent writes ready at the same
+// moment. The objects are encoded by the caller's goroutine and written
+// by the writer in one transaction with one fsync per Options.MaxBatch
+// objects. Each object keeps Update's semantics: its resourceVersion,
+// when set, is a precondition checked alone (ErrConflict fails only that
+// object), and on success it is set to the new revision.
+//
+// The result has one entry per object, nil on success. Like Update, if
+// ctx ends while the batch is being committed, entries may be ctx's error
+// although the write was stored. objs must not be used by other
+// goroutines during the call.
+func (s *Store) UpdateBatch(ctx context.Context, objs []api.Object) []error {
+	errs := make([]error, len(objs))
+	var ops []*op
+	idx := make([]int, 0, len(objs))
+	for i, obj := range objs {
+		e, err := s.encode(obj)
+		if err != nil {
+			errs[i] = fmt.Errorf("update: %w", err)
+			continue
+		}
+		pre, err := parseRevision(obj.GetObjectMeta().ResourceVersion)
+		if err != nil {
+			errs[i] = fmt.Errorf("update %s: %w", e.key, err)
+			continue
+		}
+		ops = append(ops, &op{ctx: ctx, kind: opUpdate, enc: e, precond: pre, done: make(chan struct{})})
+		idx = append(idx, i)
+	}
+	for lo := 0; lo < len(ops); lo += s.opts.MaxBatch {
+		group := ops[lo:min(lo+s.opts.MaxBatch, len(ops))]
+		// The group runs as one writer task, so no other op splits it:
+		// the writer commits it as one transaction, as it commits the ops
+		// it collects itself.
+		task := &op{kind: opTask, task: func(context.Context, *writer) error {
+			s.commit(group)
+			return nil
+		}}
+		err := s.submit(ctx, task)
+		for k, o := range group {
+			i := idx[lo+k]
+			if err != nil {
+				errs[i] = fmt.Errorf("update %s: %w", o.enc.key, err)
+				continue
+			}
+			if o.err != nil {
+				errs[i] = fmt.Errorf("update %s: %w", o.enc.key, o.err)
+				continue
+			}
+			objs[i].GetObjectMeta().ResourceVersion = formatRevision(o.rev)
+		}
+	}
+	return errs
+}
