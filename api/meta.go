@@ -199,3 +199,8 @@ type labelOpError struct{ op string }
 func (e *labelOpError) Error() string {
 	return "unsupported operator " + quote(e.op) + ": must be In, NotIn, Exists or DoesNotExist"
 }
+
+// MirrorPodAnnotation marks a mirror pod: the API copy of a static pod an
+// agent runs from its pod-manifests directory. Its value is the static
+// pod's hash. A node may create pods only with it and bound to itself.
+const MirrorPodAnnotation = "skiff.io/mirror"

@@ -18,7 +18,7 @@ import (
 // MirrorAnnotation marks a mirror pod: the API copy of a static pod an
 // agent runs from its pod-manifests directory. A node may create pods
 // only with it and bound to itself.
-const MirrorAnnotation = "skiff.io/mirror"
+const MirrorAnnotation = api.MirrorPodAnnotation
 
 // authorizeResource is the apiserver's Authorize hook: it looks up the
 // facts auth.Authorize needs for a node's request and answers a denial
