@@ -145,3 +145,6 @@ func IsConflict(err error) bool { return ReasonOf(err) == StatusReasonConflict }
 
 // IsAlreadyExists reports whether err is an AlreadyExists StatusError.
 func IsAlreadyExists(err error) bool { return ReasonOf(err) == StatusReasonAlreadyExists }
+
+// IsForbidden reports whether err is a Forbidden StatusError.
+func IsForbidden(err error) bool { return ReasonOf(err) == StatusReasonForbidden }

@@ -201,3 +201,7 @@ func validateObjectMetaUpdate(n, o *ObjectMeta, p Path) FieldErrors {
 	}
 	return errs
 }
+
+// ValidateLabels checks label keys and values (the agent's --labels, for
+// one), naming p in errors.
+func ValidateLabels(l map[string]string, p Path) FieldErrors { return validateLabels(l, p) }

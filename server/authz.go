@@ -48,6 +48,18 @@ func (s *server) authorizeResource(r *http.Request, a apiserver.Attributes) erro
 func (s *server) nodeFacts(r *http.Request, node string, req *auth.Request) error {
 	ctx := r.Context()
 	switch req.Resource {
+	case auth.ResourceNodes:
+		if req.Verb == auth.VerbCreate && req.Subresource == "" {
+			// Registration: the name is in the body.
+			n := &api.Node{}
+			ok, err := peekBody(r, n)
+			if err != nil {
+				return err
+			}
+			if ok {
+				req.Name = n.Name
+			}
+		}
 	case auth.ResourcePods:
 		switch {
 		case req.Verb == auth.VerbCreate && req.Subresource == "":
@@ -147,29 +159,36 @@ func podReferences(pod *api.Pod, resource, name string) bool {
 // pod: the request is then judged without its facts, and if allowed the
 // handler reports the decoding error.
 func peekPod(r *http.Request) (*api.Pod, error) {
+	pod := &api.Pod{}
+	ok, err := peekBody(r, pod)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return pod, nil
+}
+
+// peekBody decodes a create's body into obj and puts the body back for
+// the handler; ok is false when it does not decode.
+func peekBody(r *http.Request, obj any) (ok bool, err error) {
 	if r.ContentLength > apiserver.MaxBodyBytes {
-		return nil, tooLarge()
+		return false, tooLarge()
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, apiserver.MaxBodyBytes+1))
 	if err != nil {
-		return nil, api.NewBadRequest("read request body: %v", err)
+		return false, api.NewBadRequest("read request body: %v", err)
 	}
 	if len(b) > apiserver.MaxBodyBytes {
-		return nil, tooLarge()
+		return false, tooLarge()
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
-	pod := &api.Pod{}
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
 	case "application/yaml", "application/x-yaml", "text/yaml":
-		err = api.DecodeYAML(b, pod)
+		err = api.DecodeYAML(b, obj)
 	default:
-		err = api.DecodeJSON(b, pod)
+		err = api.DecodeJSON(b, obj)
 	}
-	if err != nil {
-		return nil, nil
-	}
-	return pod, nil
+	return err == nil, nil
 }
 
 func tooLarge() error {

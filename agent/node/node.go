@@ -1,0 +1,401 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/version"
+)
+
+// Well-known node labels the agent sets.
+const (
+	LabelHostname = "kubernetes.io/hostname"
+	LabelOS       = "kubernetes.io/os"
+	LabelArch     = "kubernetes.io/arch"
+	// AnnotationAgentCert is the sha256 (hex) of the agent's serving
+	// certificate; the server pins it when it proxies logs.
+	AnnotationAgentCert = "skiff.io/agent-cert-sha256"
+)
+
+// Defaults.
+const (
+	DefaultHeartbeat = 10 * time.Second
+	// imagesEvery is how often the node's image list is refreshed.
+	imagesEvery = time.Minute
+	// maxReportedImages bounds status.images, as the kubelet does (50).
+	maxReportedImages = 50
+)
+
+// API is what the registrar needs of the server; *client.Client has it.
+type API interface {
+	Get(ctx context.Context, res api.ResourceInfo, ns, name string) (api.Object, error)
+	Create(ctx context.Context, obj api.Object) (api.Object, error)
+	Update(ctx context.Context, obj api.Object) (api.Object, error)
+	UpdateStatus(ctx context.Context, obj api.Object) (api.Object, error)
+	PatchStatus(ctx context.Context, res api.ResourceInfo, ns, name, patchType string, body []byte) (api.Object, error)
+}
+
+// Runtime is what the registrar needs of the container runtime.
+type Runtime interface {
+	Version(ctx context.Context) (string, error)
+	Status(ctx context.Context) error
+}
+
+// ImageLister lists the images present, for status.images.
+type ImageLister func(ctx context.Context) ([]api.ContainerImage, error)
+
+// Config configures a Registrar.
+type Config struct {
+	API            API
+	NodeName       string
+	Labels         map[string]string
+	SystemReserved api.ResourceList
+	MaxPods        int
+	// Info reads the machine's facts; ReadSystemInfo in production.
+	Info    func(ctx context.Context) (SystemInfo, error)
+	Runtime Runtime
+	Images  ImageLister // may be nil
+	// AgentPort and AgentCertSHA256 advertise the agent's HTTPS port.
+	AgentPort       int
+	AgentCertSHA256 string
+	// Conditions adds conditions (MemoryPressure, ...) from the eviction
+	// manager; may be nil.
+	Conditions func() []api.NodeCondition
+	// NetworkReady reports pod network health; nil means ready.
+	NetworkReady func() error
+	Heartbeat    time.Duration // 0 means DefaultHeartbeat
+	Clock        clock.Clock
+	Logger       *slog.Logger
+}
+
+// Registrar registers the agent's Node and keeps its status fresh: a
+// heartbeat every Heartbeat (a strategic merge patch of the conditions,
+// which the server stores only when something besides the heartbeat time
+// changed), the full status at start and whenever facts change.
+type Registrar struct {
+	cfg Config
+	clk clock.Clock
+	log *slog.Logger
+
+	mu         sync.Mutex
+	registered bool
+	info       SystemInfo
+	transition map[string]transition // condition type → last status and when it changed
+	images     []api.ContainerImage
+	imagesAt   time.Time
+	runtimeVer string
+}
+
+type transition struct {
+	status string
+	at     time.Time
+}
+
+// NewRegistrar returns a Registrar for cfg.
+func NewRegistrar(cfg Config) *Registrar {
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Registrar{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, transition: map[string]transition{}}
+}
+
+// Registered reports whether the Node has been registered since start.
+func (r *Registrar) Registered() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.registered
+}
+
+// Run registers the node (retrying while the server is away) and then
+// heartbeats until ctx ends.
+func (r *Registrar) Run(ctx context.Context) error {
+	backoff := time.Second
+	for {
+		err := r.SyncOnce(ctx)
+		if err == nil {
+			backoff = time.Second
+		} else {
+			r.log.Warn("node status", "node", r.cfg.NodeName, "err", err)
+		}
+		wait := r.cfg.Heartbeat
+		if err != nil {
+			wait = min(backoff, r.cfg.Heartbeat)
+			backoff *= 2
+		}
+		if !clock.Sleep(ctx, r.clk, wait) {
+			return nil
+		}
+	}
+}
+
+// SyncOnce registers the node if it has not been yet, else sends one
+// heartbeat.
+func (r *Registrar) SyncOnce(ctx context.Context) error {
+	if !r.Registered() {
+		return r.register(ctx)
+	}
+	return r.heartbeat(ctx)
+}
+
+// register creates the Node, or updates the one there (labels, status).
+func (r *Registrar) register(ctx context.Context) error {
+	info, err := r.cfg.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("read system info: %w", err)
+	}
+	rv := ""
+	if r.cfg.Runtime != nil {
+		if v, err := r.cfg.Runtime.Version(ctx); err == nil {
+			rv = v
+		}
+	}
+	r.mu.Lock()
+	r.info, r.runtimeVer = info, rv
+	r.mu.Unlock()
+	r.refreshImages(ctx, true)
+
+	nodes, _ := api.LookupResource("nodes")
+	want := r.desiredNode(ctx)
+	obj, err := r.cfg.API.Get(ctx, nodes, "", r.cfg.NodeName)
+	switch {
+	case api.IsNotFound(err):
+		created, err := r.cfg.API.Create(ctx, want)
+		if err != nil {
+			return fmt.Errorf("register node: %w", err)
+		}
+		want.ResourceVersion = created.GetObjectMeta().ResourceVersion
+	case err != nil:
+		return fmt.Errorf("register node: %w", err)
+	default:
+		merged := obj.(*api.Node)
+		if merged.Labels == nil {
+			merged.Labels = map[string]string{}
+		}
+		for k, v := range want.Labels {
+			merged.Labels[k] = v
+		}
+		if merged.Annotations == nil {
+			merged.Annotations = map[string]string{}
+		}
+		for k, v := range want.Annotations {
+			merged.Annotations[k] = v
+		}
+		updated, err := r.cfg.API.Update(ctx, merged)
+		if err != nil {
+			return fmt.Errorf("update node: %w", err)
+		}
+		want.ResourceVersion = updated.GetObjectMeta().ResourceVersion
+	}
+	if _, err := r.cfg.API.UpdateStatus(ctx, want); err != nil {
+		return fmt.Errorf("node status: %w", err)
+	}
+	r.mu.Lock()
+	r.registered = true
+	r.mu.Unlock()
+	r.log.Info("node registered", "node", r.cfg.NodeName, "cpus", info.CPUs, "memory", info.MemoryBytes)
+	return nil
+}
+
+// heartbeat patches the conditions (and images, when they changed).
+func (r *Registrar) heartbeat(ctx context.Context) error {
+	patch := map[string]any{"conditions": r.conditions(ctx)}
+	if imgs, changed := r.refreshImages(ctx, false); changed {
+		patch["images"] = imgs
+	}
+	body, err := json.Marshal(map[string]any{"status": patch})
+	if err != nil {
+		return err
+	}
+	nodes, _ := api.LookupResource("nodes")
+	_, err = r.cfg.API.PatchStatus(ctx, nodes, "", r.cfg.NodeName, "application/strategic-merge-patch+json", body)
+	if api.IsNotFound(err) {
+		// Someone deleted the Node: register it again.
+		r.mu.Lock()
+		r.registered = false
+		r.mu.Unlock()
+	}
+	return err
+}
+
+// refreshImages re-lists images when due (or when force), and reports
+// whether the list changed.
+func (r *Registrar) refreshImages(ctx context.Context, force bool) ([]api.ContainerImage, bool) {
+	if r.cfg.Images == nil {
+		return nil, false
+	}
+	now := r.clk.Now()
+	r.mu.Lock()
+	due := force || now.Sub(r.imagesAt) >= imagesEvery
+	r.mu.Unlock()
+	if !due {
+		return nil, false
+	}
+	imgs, err := r.cfg.Images(ctx)
+	if err != nil {
+		r.log.Warn("list images", "err", err)
+		return nil, false
+	}
+	if len(imgs) > maxReportedImages {
+		imgs = imgs[:maxReportedImages]
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.imagesAt = now
+	changed := !equalImages(r.images, imgs)
+	r.images = imgs
+	return imgs, changed
+}
+
+func equalImages(a, b []api.ContainerImage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].SizeBytes != b[i].SizeBytes || len(a[i].Names) != len(b[i].Names) {
+			return false
+		}
+		for j := range a[i].Names {
+			if a[i].Names[j] != b[i].Names[j] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// desiredNode is the Node as the agent describes it.
+func (r *Registrar) desiredNode(ctx context.Context) *api.Node {
+	r.mu.Lock()
+	info, rv, imgs := r.info, r.runtimeVer, r.images
+	r.mu.Unlock()
+	labels := map[string]string{
+		LabelHostname: r.cfg.NodeName,
+		LabelOS:       info.OS,
+		LabelArch:     info.Arch,
+	}
+	for k, v := range r.cfg.Labels {
+		labels[k] = v
+	}
+	n := &api.Node{
+		TypeMeta:   api.TypeMeta{APIVersion: "v1", Kind: "Node"},
+		ObjectMeta: api.ObjectMeta{Name: r.cfg.NodeName, Labels: labels},
+	}
+	if r.cfg.AgentCertSHA256 != "" {
+		n.Annotations = map[string]string{AnnotationAgentCert: r.cfg.AgentCertSHA256}
+	}
+	capacity := Capacity(info, r.cfg.MaxPods)
+	n.Status = api.NodeStatus{
+		Capacity:    capacity,
+		Allocatable: Allocatable(capacity, r.cfg.SystemReserved),
+		Conditions:  r.conditions(ctx),
+		Addresses:   addresses(info, r.cfg.NodeName),
+		NodeInfo: api.NodeSystemInfo{
+			MachineID:               info.MachineID,
+			BootID:                  info.BootID,
+			KernelVersion:           info.Kernel,
+			OSImage:                 info.OSImage,
+			ContainerRuntimeVersion: rv,
+			KubeletVersion:          "skiff-" + version.Get().Version,
+			OperatingSystem:         info.OS,
+			Architecture:            info.Arch,
+		},
+		Images: imgs,
+	}
+	if r.cfg.AgentPort > 0 {
+		n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(r.cfg.AgentPort)
+	}
+	return n
+}
+
+func addresses(info SystemInfo, nodeName string) []api.NodeAddress {
+	out := []api.NodeAddress{{Type: api.NodeHostName, Address: nodeName}}
+	for _, ip := range info.IPs {
+		out = append(out, api.NodeAddress{Type: api.NodeInternalIP, Address: ip})
+	}
+	return out
+}
+
+// conditions computes the node's conditions now: Ready from the runtime
+// and the network, plus the eviction manager's pressure conditions
+// (False when it reports none).
+func (r *Registrar) conditions(ctx context.Context) []api.NodeCondition {
+	now := r.clk.Now()
+	ready := api.NodeCondition{Type: api.NodeReady, Status: api.ConditionTrue, Reason: "KubeletReady", Message: "skiff agent is posting ready status"}
+	if r.cfg.Runtime != nil {
+		if err := r.cfg.Runtime.Status(ctx); err != nil {
+			ready.Status, ready.Reason, ready.Message = api.ConditionFalse, "RuntimeUnhealthy", "container runtime is down: "+err.Error()
+		}
+	}
+	if ready.Status == api.ConditionTrue && r.cfg.NetworkReady != nil {
+		if err := r.cfg.NetworkReady(); err != nil {
+			ready.Status, ready.Reason, ready.Message = api.ConditionFalse, "NetworkNotReady", "pod network is not ready: "+err.Error()
+		}
+	}
+	conds := []api.NodeCondition{ready}
+	have := map[string]bool{}
+	if r.cfg.Conditions != nil {
+		for _, c := range r.cfg.Conditions() {
+			have[c.Type] = true
+			conds = append(conds, c)
+		}
+	}
+	for _, t := range []string{api.NodeMemoryPressure, api.NodeDiskPressure, api.NodePIDPressure} {
+		if !have[t] {
+			conds = append(conds, api.NodeCondition{Type: t, Status: api.ConditionFalse, Reason: "KubeletHas" + noPressureReason(t), Message: "no " + t})
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range conds {
+		c := &conds[i]
+		c.LastHeartbeatTime = api.NewTime(now)
+		tr, ok := r.transition[c.Type]
+		if !ok || tr.status != c.Status {
+			tr = transition{status: c.Status, at: now}
+			r.transition[c.Type] = tr
+		}
+		c.LastTransitionTime = api.NewTime(tr.at)
+	}
+	return conds
+}
+
+func noPressureReason(t string) string {
+	switch t {
+	case api.NodeMemoryPressure:
+		return "SufficientMemory"
+	case api.NodeDiskPressure:
+		return "NoDiskPressure"
+	default:
+		return "SufficientPID"
+	}
+}
+
+// errNoInfo is returned when Config.Info is missing.
+var errNoInfo = errors.New("node: Config.Info is required")
+
+// Validate checks cfg.
+func (c Config) Validate() error {
+	if c.API == nil {
+		return errors.New("node: Config.API is required")
+	}
+	if c.NodeName == "" {
+		return errors.New("node: Config.NodeName is required")
+	}
+	if c.Info == nil {
+		return errNoInfo
+	}
+	return nil
+}
+
+var _ API = (*client.Client)(nil)

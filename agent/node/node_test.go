@@ -1,0 +1,252 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/agent/node"
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/server"
+)
+
+// startServer runs a real server (no scheduler, no local agent) and
+// returns its info and an admin client.
+func startServer(t *testing.T) (server.Info, *client.Client) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan server.Info, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- server.Run(ctx, server.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", DisableScheduler: true, DisableAgent: true, Ready: func(i server.Info) { ready <- i }})
+	}()
+	var info server.Info
+	select {
+	case info = <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("server: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("server not ready in 30s")
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	cfg, err := client.LoadConfig(info.ClientConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := client.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info, admin
+}
+
+func joinToken(t *testing.T, info server.Info) string {
+	t.Helper()
+	b, err := os.ReadFile(info.JoinTokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func TestJoinKeepsAndReusesCredentials(t *testing.T) {
+	info, _ := startServer(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	tok := joinToken(t, info)
+	cred, err := node.Join(ctx, node.JoinConfig{Server: info.URL, Token: tok, NodeName: "edge-1", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cred.Credential == "" || cred.NodeName != "edge-1" {
+		t.Fatalf("credentials %v", cred)
+	}
+	if strings.Contains(cred.String(), cred.Credential) {
+		t.Fatal("String shows the credential")
+	}
+	st, err := os.Stat(filepath.Join(dir, node.CredentialsFile))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("credentials file: %v, mode %v", err, st.Mode())
+	}
+	ca, _ := os.ReadFile(info.CAPath)
+	kept, _ := os.ReadFile(filepath.Join(dir, node.CAFile))
+	if string(ca) != string(kept) {
+		t.Fatal("kept CA differs from the server's")
+	}
+	// A second start with no token reuses what is kept.
+	again, err := node.Join(ctx, node.JoinConfig{Server: info.URL, NodeName: "edge-1", Dir: dir})
+	if err != nil || again.Credential != cred.Credential {
+		t.Fatalf("rejoin from disk: %v, same=%v", err, again.Credential == cred.Credential)
+	}
+	// A different machine cannot take the name with the join token alone.
+	_, err = node.Join(ctx, node.JoinConfig{Server: info.URL, Token: tok, NodeName: "edge-1", Dir: t.TempDir()})
+	if !api.IsForbidden(err) {
+		t.Fatalf("impersonating join: got %v, want 403", err)
+	}
+}
+
+func TestJoinRejectsWrongCAHash(t *testing.T) {
+	info, _ := startServer(t)
+	tok := joinToken(t, info)
+	parts := strings.Split(tok, ".")
+	parts[1] = strings.Repeat("0", 64)
+	_, err := node.Join(context.Background(), node.JoinConfig{Server: info.URL, Token: strings.Join(parts, "."), NodeName: "n", Dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "does not match") {
+		t.Fatalf("got %v", err)
+	}
+	if strings.Contains(err.Error(), parts[3]) {
+		t.Fatal("error shows the token secret")
+	}
+	for _, bad := range []string{"", "SKF1.abc", "SKF2." + strings.Repeat("a", 64) + ".i.s", "SKF1." + strings.Repeat("z", 64) + ".i.s"} {
+		if _, err := node.ParseJoinToken(bad); err == nil {
+			t.Errorf("ParseJoinToken(%q) accepted", bad)
+		}
+	}
+}
+
+type fakeRuntime struct{ down error }
+
+func (f *fakeRuntime) Version(context.Context) (string, error) { return "containerd 1.6.20", nil }
+func (f *fakeRuntime) Status(context.Context) error             { return f.down }
+
+func fixedInfo(context.Context) (node.SystemInfo, error) {
+	return node.SystemInfo{Hostname: "h", CPUs: 4, MemoryBytes: 8 << 30, DiskBytes: 100 << 30, Kernel: "6.1.0", OSImage: "Debian GNU/Linux 12 (bookworm)", OS: "linux", Arch: "arm64", IPs: []string{"192.0.2.10"}}, nil
+}
+
+func TestRegistrarRegistersAndHeartbeats(t *testing.T) {
+	info, admin := startServer(t)
+	ctx := context.Background()
+	cred, err := node.Join(ctx, node.JoinConfig{Server: info.URL, Token: joinToken(t, info), NodeName: "edge-2", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := client.New(cred.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reserved, err := node.ParseResourceList("cpu=500m,memory=1Gi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	rt := &fakeRuntime{}
+	r := node.NewRegistrar(node.Config{
+		API: nc, NodeName: "edge-2", Labels: map[string]string{"site": "barn"}, SystemReserved: reserved, MaxPods: 20,
+		Info: fixedInfo, Runtime: rt, AgentPort: 10250, AgentCertSHA256: "ab12", Clock: clk,
+		Images: func(context.Context) ([]api.ContainerImage, error) {
+			return []api.ContainerImage{{Names: []string{"skiff.test/busybox:latest"}, SizeBytes: 1 << 20}}, nil
+		},
+	})
+	if err := r.SyncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ := api.LookupResource("nodes")
+	obj, err := admin.Get(ctx, nodes, "", "edge-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := obj.(*api.Node)
+	if n.Labels["site"] != "barn" || n.Labels[node.LabelArch] != "arm64" || n.Labels[node.LabelHostname] != "edge-2" {
+		t.Errorf("labels %v", n.Labels)
+	}
+	if n.Annotations[node.AnnotationAgentCert] != "ab12" {
+		t.Errorf("annotations %v", n.Annotations)
+	}
+	alloc := n.Status.Allocatable
+	if cpu := alloc[api.ResourceCPU]; cpu.MilliValue() != 3500 {
+		t.Errorf("allocatable cpu %v, want 3500m", cpu.String())
+	}
+	if mem := alloc[api.ResourceMemory]; mem.Value() != 7<<30 {
+		t.Errorf("allocatable memory %v, want 7Gi", mem.String())
+	}
+	if pods := n.Status.Capacity[api.ResourcePods]; pods.Value() != 20 {
+		t.Errorf("pods capacity %v", pods.String())
+	}
+	if n.Status.NodeInfo.ContainerRuntimeVersion != "containerd 1.6.20" || n.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 {
+		t.Errorf("node info %+v endpoints %+v", n.Status.NodeInfo, n.Status.DaemonEndpoints)
+	}
+	if len(n.Status.Images) != 1 {
+		t.Errorf("images %v", n.Status.Images)
+	}
+	if c := cond(n, api.NodeReady); c == nil || c.Status != api.ConditionTrue {
+		t.Fatalf("Ready %+v", c)
+	}
+	// The runtime goes down: the next heartbeat says NotReady, with a
+	// new transition time.
+	rt.down = errors.New("connection refused")
+	clk.Advance(10 * time.Second)
+	if err := r.SyncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	obj, _ = admin.Get(ctx, nodes, "", "edge-2")
+	c := cond(obj.(*api.Node), api.NodeReady)
+	if c == nil || c.Status != api.ConditionFalse || c.Reason != "RuntimeUnhealthy" || !c.LastTransitionTime.Time.Equal(clk.Now().Truncate(time.Second)) {
+		t.Fatalf("after runtime down: %+v", c)
+	}
+	// The node may not register a Node by another name.
+	other := &api.Node{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Node"}, ObjectMeta: api.ObjectMeta{Name: "edge-3"}}
+	if _, err := nc.Create(ctx, other); !api.IsForbidden(err) {
+		t.Fatalf("create another node: %v", err)
+	}
+	// Deleted by an admin: the next sync registers it again.
+	if err := admin.Delete(ctx, nodes, "", "edge-2", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SyncOnce(ctx); !api.IsNotFound(err) {
+		t.Fatalf("heartbeat after delete: %v", err)
+	}
+	if err := r.SyncOnce(ctx); err != nil {
+		t.Fatalf("re-register: %v", err)
+	}
+	if _, err := admin.Get(ctx, nodes, "", "edge-2"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func cond(n *api.Node, typ string) *api.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == typ {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func TestParseFlags(t *testing.T) {
+	if _, err := node.ParseResourceList("cpu=1,gpu=2"); err == nil {
+		t.Error("unknown resource accepted")
+	}
+	if _, err := node.ParseResourceList("memory=-1Gi"); err == nil {
+		t.Error("negative accepted")
+	}
+	if l, err := node.ParseLabels("a=b, zone=eu-1"); err != nil || l["zone"] != "eu-1" {
+		t.Errorf("labels %v %v", l, err)
+	}
+	if _, err := node.ParseLabels("bad key=v"); err == nil {
+		t.Error("bad label key accepted")
+	}
+	if _, err := node.ParseLabels("novalue"); err == nil {
+		t.Error("label without = accepted")
+	}
+}
+
+func TestReadSystemInfo(t *testing.T) {
+	si, err := node.ReadSystemInfo(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si.CPUs < 1 || si.MemoryBytes == 0 || si.DiskBytes == 0 || si.Kernel == "" || si.Arch == "" {
+		t.Fatalf("%+v", si)
+	}
+}
