@@ -47,7 +47,7 @@ func startHarness(t *testing.T, dataDir string, clk *clock.Fake) *harness {
 	ready := make(chan Info, 1)
 	h := &harness{t: t, dir: dataDir, clk: clk, cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		h.done <- Run(ctx, Config{DataDir: dataDir, Listen: "127.0.0.1:0", Clock: clk, Ready: func(i Info) { ready <- i }})
+		h.done <- Run(ctx, Config{DataDir: dataDir, Listen: "127.0.0.1:0", Clock: clk, DisableAgent: true, Ready: func(i Info) { ready <- i }})
 	}()
 	select {
 	case h.info = <-ready:

@@ -115,9 +115,16 @@ func (s *server) setup(ctx context.Context) error {
 	s.store = st
 	s.events = events.NewSink(st, s.clk, events.DefaultTTL, s.log.With("component", "events"))
 	s.liveness = apiserver.NewLiveness()
+	// The server's client certificate for agents' log endpoints: fresh
+	// at every start, kept only in memory.
+	clientCert, err := ca.IssueClientCert(agentCommonName, s.clk.Now())
+	if err != nil {
+		return err
+	}
+	proxy := &logProxy{store: st, cert: clientCert, log: s.log.With("component", "logs")}
 	s.api, err = apiserver.New(apiserver.Config{
 		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource,
-		Events: s.events, Liveness: s.liveness,
+		Events: s.events, Liveness: s.liveness, Logs: proxy.serve,
 	})
 	if err != nil {
 		return err

@@ -35,7 +35,14 @@ type Config struct {
 	// Events stores POSTed events, folding repeats; nil makes one over
 	// Store with the default TTL.
 	Events *events.Sink
+	// Logs serves GET .../pods/{name}/log for a pod that exists (it
+	// proxies to the pod's agent); nil answers 503.
+	Logs LogsFunc
 }
+
+// LogsFunc streams the log of a container of pod to w; container is the
+// query's, checked against the pod (defaulted when it has one container).
+type LogsFunc func(w http.ResponseWriter, r *http.Request, pod *api.Pod, container string)
 
 // Validate reports a Config that cannot work.
 func (c *Config) Validate() error {
@@ -60,6 +67,7 @@ type Server struct {
 	events            *events.Sink
 	discovery         *discovery
 	openapi           *openAPI
+	logs              LogsFunc
 }
 
 // New returns a Server for cfg.
@@ -74,6 +82,7 @@ func New(cfg Config) (*Server, error) {
 		heartbeat: cfg.WatchHeartbeat,
 		resources: api.Resources(),
 		authz:     cfg.Authorize,
+		logs:      cfg.Logs,
 
 		liveness:          cfg.Liveness,
 		heartbeatSnapshot: cfg.HeartbeatSnapshot,
@@ -218,7 +227,7 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		switch {
 		case rt.sub == "log":
-			writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "logs need the node's agent, which this server cannot reach yet"))
+			s.serveLogs(w, r, rt)
 		case rt.name == "" && (rt.watch || isTrue(r.URL.Query().Get("watch"))):
 			s.watch(w, r, rt)
 		case rt.name == "":

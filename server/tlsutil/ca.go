@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
@@ -240,4 +241,43 @@ func randomSerial() (*big.Int, error) {
 		return nil, fmt.Errorf("tls: serial number: %w", err)
 	}
 	return n.Add(n, big.NewInt(1)), nil
+}
+
+// ClientCertValidity is how long an in-memory client certificate from
+// IssueClientCert lasts; the server issues a fresh one at every start.
+const ClientCertValidity = 365 * 24 * time.Hour
+
+// IssueClientCert makes a key and a client-auth certificate for
+// commonName, signed by ca, kept only in memory. The server presents it to
+// agents when it proxies logs; agents trust only their cluster's CA.
+func (ca *CA) IssueClientCert(commonName string, now time.Time) (*tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("tls: generate client key: %w", err)
+	}
+	serial, err := randomSerial()
+	if err != nil {
+		return nil, err
+	}
+	notAfter := now.Add(ClientCertValidity)
+	if notAfter.After(ca.Cert.NotAfter) {
+		notAfter = ca.Cert.NotAfter
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: commonName},
+		NotBefore:    now.Add(-backdate),
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	if err != nil {
+		return nil, fmt.Errorf("tls: sign client certificate: %w", err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
 }

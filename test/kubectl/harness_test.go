@@ -91,7 +91,7 @@ func startCluster() (*cluster, error) {
 	ready := make(chan server.Info, 1)
 	go func() {
 		c.done <- server.Run(ctx, server.Config{
-			DataDir: filepath.Join(root, "data"), Listen: "127.0.0.1:0",
+			DataDir: filepath.Join(root, "data"), Listen: "127.0.0.1:0", DisableAgent: true,
 			Ready: func(i server.Info) { ready <- i },
 		})
 	}()
