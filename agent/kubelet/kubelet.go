@@ -221,7 +221,7 @@ func (k *Kubelet) Run(ctx context.Context, updates <-chan config.PodUpdate) erro
 		case r := <-k.cfg.ProbeResults:
 			k.dispatchSync(r.PodUID)
 		case done := <-k.flushes:
-			k.flushPass(ctx)
+			k.flushPass(ctx, syncTicker, hkTicker)
 			close(done)
 		}
 	}
@@ -308,14 +308,19 @@ func (k *Kubelet) workDone(uid string, err error, requeue time.Duration) {
 	k.queue.enqueue(uid, k.clock.Now().Add(requeue))
 }
 
-// flushPass runs what a sync-loop pass would for everything pending now
-// (tests use it through flush to reach a steady state).
-func (k *Kubelet) flushPass(ctx context.Context) {
+// flushPass handles, in the loop, whatever is pending right now: PLEG
+// events and ticks already delivered. Tests use it (through the flushes
+// channel) to reach a steady state without racing the select.
+func (k *Kubelet) flushPass(ctx context.Context, syncTicker, hkTicker clock.Ticker) {
 	for {
 		select {
 		case e := <-k.pleg.events:
 			k.handlePLEGEvent(e)
 			continue
+		case <-hkTicker.C():
+			k.housekeeping(ctx)
+			continue
+		case <-syncTicker.C():
 		default:
 		}
 		break
