@@ -15,7 +15,7 @@ const (
 // flowcontrol.Backoff, as a pure function of the times it is given: the
 // first failure is retried at once, the next after initial, then twice as
 // long each time up to max. An entry expires, and the key starts afresh,
-// when the event it is asked about comes more than 2×max after the last
+// when the event it is asked about comes 2×max or more after the last
 // step: for a container that means it ran for 10 minutes.
 type backoff struct {
 	initial, max time.Duration
@@ -34,7 +34,7 @@ func newBackoff(initial, max time.Duration) *backoff {
 }
 
 func (b *backoff) expired(e *backoffEntry, eventTime time.Time) bool {
-	return eventTime.Sub(e.lastUpdate) > 2*b.max
+	return eventTime.Sub(e.lastUpdate) >= 2*b.max
 }
 
 // remainingSince is how long key stays in back-off for an event (a

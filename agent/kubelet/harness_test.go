@@ -19,19 +19,21 @@ import (
 type fakeStatus struct {
 	mu         sync.Mutex
 	last       map[string]api.PodStatus
+	history    map[string][]api.PodStatus
 	count      map[string]int
 	terminated map[string]int
 	removed    map[string]int
 }
 
 func newFakeStatus() *fakeStatus {
-	return &fakeStatus{last: map[string]api.PodStatus{}, count: map[string]int{}, terminated: map[string]int{}, removed: map[string]int{}}
+	return &fakeStatus{last: map[string]api.PodStatus{}, history: map[string][]api.PodStatus{}, count: map[string]int{}, terminated: map[string]int{}, removed: map[string]int{}}
 }
 
 func (s *fakeStatus) SetPodStatus(pod *api.Pod, st api.PodStatus) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last[pod.UID] = st
+	s.history[pod.UID] = append(s.history[pod.UID], st)
 	s.count[pod.UID]++
 }
 func (s *fakeStatus) PodTerminated(pod *api.Pod) {
@@ -49,6 +51,19 @@ func (s *fakeStatus) get(uid string) api.PodStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.last[uid]
+}
+
+// sawReason reports whether any status sent for uid had container name
+// waiting with reason.
+func (s *fakeStatus) sawReason(uid, name, reason string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.history[uid] {
+		if waitingReasonOf(findStatus(st.ContainerStatuses, name)) == reason {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *fakeStatus) terminatedCount(uid string) int {

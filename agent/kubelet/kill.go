@@ -97,7 +97,9 @@ func (k *Kubelet) removePod(ctx context.Context, uid string) error {
 			return fmt.Errorf("remove sandbox: %w", err)
 		}
 	}
-	return nil
+	// refresh the cache so housekeeping sees the pod gone
+	_, err = k.pleg.fresh(ctx, uid)
+	return err
 }
 
 // cleanupPod removes what is left of a terminated pod: its containers
