@@ -18,14 +18,27 @@ func (k *Kubelet) LogPath(ns, name, container string, previous bool) (string, er
 	if ns == "" || name == "" || container == "" || strings.ContainsAny(ns+name+container, "/\\") {
 		return "", fmt.Errorf("log of %s/%s container %q: %w", ns, name, container, ErrNotFound)
 	}
-	dir := ""
+	dir, uid := "", ""
 	k.mu.Lock()
 	for _, p := range k.pods {
 		if p.Namespace == ns && p.Name == name {
-			dir = volumes.PodDir(k.cfg.PodsDir, p)
+			dir, uid = volumes.PodDir(k.cfg.PodsDir, p), p.UID
 		}
 	}
 	k.mu.Unlock()
+	// The runtime knows which instance is the newest even before its
+	// log file exists.
+	if rs := k.pleg.get(uid); uid != "" && rs != nil {
+		var counts []int
+		for _, c := range rs.Containers {
+			if c.Name == container {
+				counts = append(counts, c.RestartCount)
+			}
+		}
+		if len(counts) > 0 {
+			return pickLog(dir, container, counts, previous, ns, name)
+		}
+	}
 	if dir == "" {
 		matches, _ := filepath.Glob(filepath.Join(k.cfg.PodsDir, volumes.PodDirName(ns, name, "*")))
 		if len(matches) == 0 {
@@ -37,16 +50,25 @@ func (k *Kubelet) LogPath(ns, name, container string, previous bool) (string, er
 	if err != nil {
 		return "", fmt.Errorf("logs of container %q of pod %s/%s: %w", container, ns, name, ErrNotFound)
 	}
-	newest, prev := -1, -1
+	var counts []int
 	for _, e := range entries {
 		n, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".log"))
-		if err != nil || !strings.HasSuffix(e.Name(), ".log") || n < 0 {
-			continue
+		if err == nil && strings.HasSuffix(e.Name(), ".log") && n >= 0 {
+			counts = append(counts, n)
 		}
+	}
+	return pickLog(dir, container, counts, previous, ns, name)
+}
+
+// pickLog returns the log of the newest restart count in counts, or with
+// previous the one before it.
+func pickLog(dir, container string, counts []int, previous bool, ns, name string) (string, error) {
+	newest, prev := -1, -1
+	for _, n := range counts {
 		switch {
 		case n > newest:
 			newest, prev = n, newest
-		case n > prev:
+		case n > prev && n != newest:
 			prev = n
 		}
 	}
