@@ -36,7 +36,7 @@ func TestExpand(t *testing.T) {
 
 func TestMakeEnv(t *testing.T) {
 	objects := &fakeObjects{
-		secrets: map[string]*api.Secret{"ns/db": {Data: map[string][]byte{"user": []byte("admin"), "password": []byte("pw")}}},
+		secrets:    map[string]*api.Secret{"ns/db": {Data: map[string][]byte{"user": []byte("admin"), "password": []byte("pw")}}},
 		configMaps: map[string]*api.ConfigMap{"ns/cfg": {Data: map[string]string{"MODE": "fast", "LEVEL": "3", "bad=name": "x"}}},
 	}
 	pod := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "p", Namespace: "ns", UID: "u-1", Labels: map[string]string{"app": "web"}}}
