@@ -140,9 +140,9 @@ type Kubelet struct {
 	queue   *workQueue
 	crash   *backoff // container restarts, by pod/container
 	pulls   *backoff // image pulls, by pod/image
-	workers *podWorkers
 
 	mu      sync.Mutex
+	workers *podWorkers                         // set by Run; read under mu outside the loop
 	pods    map[string]*api.Pod                 // desired pods, by UID
 	reasons map[string]map[string]waitingReason // by pod UID, then containerKey
 	sent    map[string]api.PodStatus            // last status sent, by pod UID
@@ -180,13 +180,16 @@ func New(cfg Config) (*Kubelet, error) {
 func (k *Kubelet) Run(ctx context.Context, updates <-chan config.PodUpdate) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	k.workers = newPodWorkers(ctx, k.clock, podFuncs{
+	workers := newPodWorkers(ctx, k.clock, podFuncs{
 		sync:       k.syncPod,
 		kill:       k.killPod,
 		terminated: k.cfg.Status.PodTerminated,
 		cleanup:    k.cleanupPod,
 		done:       k.workDone,
 	})
+	k.mu.Lock()
+	k.workers = workers
+	k.mu.Unlock()
 	if err := k.pleg.relist(ctx); err != nil {
 		k.log.Warn("initial relist failed", "err", err)
 	}
@@ -342,12 +345,13 @@ func (k *Kubelet) Pods() []PodInfo {
 	for _, p := range k.pods {
 		pods = append(pods, p)
 	}
+	workers := k.workers
 	k.mu.Unlock()
 	out := make([]PodInfo, 0, len(pods))
 	for _, p := range pods {
 		st := PodSyncing
-		if k.workers != nil {
-			st, _ = k.workers.state(p.UID)
+		if workers != nil {
+			st, _ = workers.state(p.UID)
 		}
 		out = append(out, PodInfo{Pod: p, State: st})
 	}
@@ -358,10 +362,12 @@ func (k *Kubelet) Pods() []PodInfo {
 // seconds (the eviction manager's entry point). It fails for an unknown
 // pod.
 func (k *Kubelet) KillPod(uid string, grace int64) error {
-	pod := k.desired(uid)
-	if pod == nil || k.workers == nil {
+	k.mu.Lock()
+	pod, workers := k.pods[uid], k.workers
+	k.mu.Unlock()
+	if pod == nil || workers == nil {
 		return fmt.Errorf("kill pod %s: %w", uid, ErrNotFound)
 	}
-	k.workers.updatePod(pod, workKill, &grace, false)
+	workers.updatePod(pod, workKill, &grace, false)
 	return nil
 }

@@ -216,3 +216,28 @@ func TestImagePullSecretsAndPolicy(t *testing.T) {
 		t.Errorf("auth = %v; want [%v]", pulls[0].Auth, want)
 	}
 }
+
+func TestPodsSnapshotAndKillPod(t *testing.T) {
+	h := newHarness(t)
+	h.send(config.ADD, mkPod("u1", "c"))
+	h.settle()
+	pods := h.k.Pods()
+	if len(pods) != 1 || pods[0].Pod.UID != "u1" || pods[0].State != PodSyncing {
+		t.Fatalf("Pods() = %+v; want u1 Syncing", pods)
+	}
+	if err := h.k.KillPod("nope", 0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("KillPod(unknown) = %v; want ErrNotFound", err)
+	}
+	if err := h.k.KillPod("u1", 5); err != nil {
+		t.Fatal(err)
+	}
+	h.settle()
+	if pods := h.k.Pods(); pods[0].State != PodTerminated {
+		t.Errorf("state after KillPod = %v; want Terminated", pods[0].State)
+	}
+	for _, c := range h.rt.Calls() {
+		if c.Method == fake.MethodStopContainer && c.Grace != 5*time.Second {
+			t.Errorf("StopContainer grace = %v; want 5s from KillPod", c.Grace)
+		}
+	}
+}
