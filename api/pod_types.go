@@ -128,6 +128,7 @@ type Container struct {
 	Args                     []string             `json:"args,omitempty"`
 	WorkingDir               string               `json:"workingDir,omitempty"`
 	Ports                    []ContainerPort      `json:"ports,omitempty" patchStrategy:"merge" patchMergeKey:"containerPort"`
+	EnvFrom                  []EnvFromSource      `json:"envFrom,omitempty"`
 	Env                      []EnvVar             `json:"env,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 	Resources                ResourceRequirements `json:"resources,omitzero"`
 	VolumeMounts             []VolumeMount        `json:"volumeMounts,omitempty" patchStrategy:"merge" patchMergeKey:"mountPath"`
@@ -169,10 +170,52 @@ type EnvVar struct {
 	ValueFrom *EnvVarSource `json:"valueFrom,omitempty"`
 }
 
-// EnvVarSource selects the source of an environment variable's value.
+// EnvVarSource selects the source of an environment variable's value;
+// exactly one is set.
 type EnvVarSource struct {
-	ConfigMapKeyRef *ConfigMapKeySelector `json:"configMapKeyRef,omitempty"`
-	SecretKeyRef    *SecretKeySelector    `json:"secretKeyRef,omitempty"`
+	FieldRef         *ObjectFieldSelector   `json:"fieldRef,omitempty"`
+	ResourceFieldRef *ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
+	ConfigMapKeyRef  *ConfigMapKeySelector  `json:"configMapKeyRef,omitempty"`
+	SecretKeyRef     *SecretKeySelector     `json:"secretKeyRef,omitempty"`
+}
+
+// ObjectFieldSelector selects a field of the pod (the downward API):
+// metadata.name, metadata.namespace, metadata.uid,
+// metadata.labels['KEY'], metadata.annotations['KEY'], spec.nodeName,
+// spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
+type ObjectFieldSelector struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	FieldPath  string `json:"fieldPath"`
+}
+
+// ResourceFieldSelector selects a container's resource request or limit
+// (limits.cpu, limits.memory, requests.cpu, requests.memory, ...),
+// divided by Divisor (default 1).
+type ResourceFieldSelector struct {
+	ContainerName string             `json:"containerName,omitempty"`
+	Resource      string             `json:"resource"`
+	Divisor       *resource.Quantity `json:"divisor,omitempty"`
+}
+
+// EnvFromSource takes every key of a config map or secret as an
+// environment variable, each name prefixed with Prefix; exactly one of
+// ConfigMapRef and SecretRef is set.
+type EnvFromSource struct {
+	Prefix       string              `json:"prefix,omitempty"`
+	ConfigMapRef *ConfigMapEnvSource `json:"configMapRef,omitempty"`
+	SecretRef    *SecretEnvSource    `json:"secretRef,omitempty"`
+}
+
+// ConfigMapEnvSource names a config map whose keys become variables.
+type ConfigMapEnvSource struct {
+	LocalObjectReference `json:",inline"`
+	Optional             *bool `json:"optional,omitempty"`
+}
+
+// SecretEnvSource names a secret whose keys become variables.
+type SecretEnvSource struct {
+	LocalObjectReference `json:",inline"`
+	Optional             *bool `json:"optional,omitempty"`
 }
 
 // ConfigMapKeySelector selects a key of a config map.

@@ -114,6 +114,7 @@ func validateContainer(c *Container, vols, names map[string]bool, init bool, p P
 		[]string{TerminationMessageReadFile, TerminationMessageFallbackToLogsOnError}, p.Child("terminationMessagePolicy"))...)
 
 	errs = append(errs, validateContainerPorts(c.Ports, p.Child("ports"))...)
+	errs = append(errs, validateEnvFrom(c.EnvFrom, p.Child("envFrom"))...)
 	errs = append(errs, validateEnv(c.Env, p.Child("env"))...)
 	errs = append(errs, validateResources(&c.Resources, p.Child("resources"))...)
 	errs = append(errs, validateVolumeMounts(c.VolumeMounts, vols, p.Child("volumeMounts"))...)
@@ -218,6 +219,14 @@ func validateEnv(env []EnvVar, p Path) FieldErrors {
 func validateEnvVarSource(src *EnvVarSource, value string, p Path) FieldErrors {
 	var errs FieldErrors
 	n := 0
+	if r := src.FieldRef; r != nil {
+		n++
+		errs = append(errs, validateFieldRef(r, p.Child("fieldRef"))...)
+	}
+	if r := src.ResourceFieldRef; r != nil {
+		n++
+		errs = append(errs, validateResourceFieldRef(r, p.Child("resourceFieldRef"))...)
+	}
 	if r := src.ConfigMapKeyRef; r != nil {
 		n++
 		errs = append(errs, validateKeySelector(r.Name, r.Key, p.Child("configMapKeyRef"))...)
@@ -228,12 +237,97 @@ func validateEnvVarSource(src *EnvVarSource, value string, p Path) FieldErrors {
 	}
 	switch {
 	case n == 0:
-		errs = append(errs, Invalid(p, "", "must specify one of: `configMapKeyRef` or `secretKeyRef`"))
+		errs = append(errs, Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"))
 	case n > 1:
 		errs = append(errs, Invalid(p, "", "may not have more than one field specified at a time"))
 	}
 	if n != 0 && value != "" {
 		errs = append(errs, Invalid(p, "", "may not be specified when `value` is not empty"))
+	}
+	return errs
+}
+
+// envFieldPaths are the pod fields a fieldRef may select, besides
+// metadata.labels['KEY'] and metadata.annotations['KEY'].
+func envFieldPaths() []string {
+	return []string{
+		"metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
+		"spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
+	}
+}
+
+func validateFieldRef(r *ObjectFieldSelector, p Path) FieldErrors {
+	fp := p.Child("fieldPath")
+	if r.FieldPath == "" {
+		return FieldErrors{Required(fp, "")}
+	}
+	if r.APIVersion != "" && r.APIVersion != "v1" {
+		return FieldErrors{NotSupported(p.Child("apiVersion"), r.APIVersion, []string{"v1"})}
+	}
+	for _, prefix := range []string{"metadata.labels['", "metadata.annotations['"} {
+		if rest, ok := strings.CutPrefix(r.FieldPath, prefix); ok {
+			if key, ok := strings.CutSuffix(rest, "']"); ok && key != "" {
+				return nil
+			}
+			return FieldErrors{Invalid(fp, r.FieldPath, "must be "+prefix+"KEY']")}
+		}
+	}
+	if allowed := envFieldPaths(); !slices.Contains(allowed, r.FieldPath) {
+		return FieldErrors{NotSupported(fp, r.FieldPath, allowed)}
+	}
+	return nil
+}
+
+// envResourceFields are what a resourceFieldRef may select.
+func envResourceFields() []string {
+	return []string{
+		"limits.cpu", "limits.memory", "limits.ephemeral-storage",
+		"requests.cpu", "requests.memory", "requests.ephemeral-storage",
+	}
+}
+
+func validateResourceFieldRef(r *ResourceFieldSelector, p Path) FieldErrors {
+	rp := p.Child("resource")
+	if r.Resource == "" {
+		return FieldErrors{Required(rp, "")}
+	}
+	if allowed := envResourceFields(); !slices.Contains(allowed, r.Resource) {
+		return FieldErrors{NotSupported(rp, r.Resource, allowed)}
+	}
+	if r.Divisor != nil && r.Divisor.Sign() <= 0 {
+		return FieldErrors{Invalid(p.Child("divisor"), r.Divisor.String(), "must be greater than zero")}
+	}
+	return nil
+}
+
+func validateEnvFrom(from []EnvFromSource, p Path) FieldErrors {
+	var errs FieldErrors
+	for i, f := range from {
+		ip := p.Index(i)
+		if f.Prefix != "" {
+			for _, msg := range isEnvVarName(f.Prefix) {
+				errs = append(errs, Invalid(ip.Child("prefix"), f.Prefix, msg))
+			}
+		}
+		n := 0
+		if f.ConfigMapRef != nil {
+			n++
+			if f.ConfigMapRef.Name == "" {
+				errs = append(errs, Required(ip.Child("configMapRef").Child("name"), ""))
+			}
+		}
+		if f.SecretRef != nil {
+			n++
+			if f.SecretRef.Name == "" {
+				errs = append(errs, Required(ip.Child("secretRef").Child("name"), ""))
+			}
+		}
+		switch {
+		case n == 0:
+			errs = append(errs, Invalid(ip, "", "must specify one of: `configMapRef` or `secretRef`"))
+		case n > 1:
+			errs = append(errs, Invalid(ip, "", "may not have more than one field specified at a time"))
+		}
 	}
 	return errs
 }

@@ -90,6 +90,21 @@ func TestValidatePod(t *testing.T) {
 		{"env key invalid", func(p *Pod) {
 			p.Spec.Containers[0].Env[0] = EnvVar{Name: "X", ValueFrom: &EnvVarSource{ConfigMapKeyRef: &ConfigMapKeySelector{LocalObjectReference: LocalObjectReference{Name: "cm"}, Key: "a/b"}}}
 		}, []fe{inv(c0 + ".env[0].valueFrom.configMapKeyRef.key")}},
+		{"env fieldRef unknown path", func(p *Pod) {
+			p.Spec.Containers[0].Env[0] = EnvVar{Name: "X", ValueFrom: &EnvVarSource{FieldRef: &ObjectFieldSelector{FieldPath: "spec.bogus"}}}
+		}, []fe{nsup(c0 + ".env[0].valueFrom.fieldRef.fieldPath")}},
+		{"env fieldRef label without key", func(p *Pod) {
+			p.Spec.Containers[0].Env[0] = EnvVar{Name: "X", ValueFrom: &EnvVarSource{FieldRef: &ObjectFieldSelector{FieldPath: "metadata.labels['']"}}}
+		}, []fe{inv(c0 + ".env[0].valueFrom.fieldRef.fieldPath")}},
+		{"env resourceFieldRef unknown", func(p *Pod) {
+			p.Spec.Containers[0].Env[0] = EnvVar{Name: "X", ValueFrom: &EnvVarSource{ResourceFieldRef: &ResourceFieldSelector{Resource: "limits.gpu"}}}
+		}, []fe{nsup(c0 + ".env[0].valueFrom.resourceFieldRef.resource")}},
+		{"envFrom neither source", func(p *Pod) {
+			p.Spec.Containers[0].EnvFrom = []EnvFromSource{{Prefix: "P_"}}
+		}, []fe{inv(c0 + ".envFrom[0]")}},
+		{"envFrom secret without name", func(p *Pod) {
+			p.Spec.Containers[0].EnvFrom = []EnvFromSource{{SecretRef: &SecretEnvSource{}}}
+		}, []fe{req(c0 + ".envFrom[0].secretRef.name")}},
 
 		// resources
 		{"request above limit", func(p *Pod) { p.Spec.Containers[0].Resources.Requests[ResourceMemory] = q("1Gi") }, []fe{inv(c0 + ".resources.requests[memory]")}},

@@ -140,6 +140,12 @@ func podReferences(pod *api.Pod, resource, name string) bool {
 	}
 	for _, cs := range [][]api.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for _, c := range cs {
+			for _, f := range c.EnvFrom {
+				if secret && f.SecretRef != nil && f.SecretRef.Name == name ||
+					!secret && f.ConfigMapRef != nil && f.ConfigMapRef.Name == name {
+					return true
+				}
+			}
 			for _, e := range c.Env {
 				if e.ValueFrom == nil {
 					continue

@@ -20,7 +20,10 @@ func TestPodReferences(t *testing.T) {
 		},
 		ImagePullSecrets: []api.LocalObjectReference{{Name: "pull"}},
 		InitContainers:   []api.Container{{Name: "i", Env: []api.EnvVar{{Name: "A", ValueFrom: &api.EnvVarSource{SecretKeyRef: &api.SecretKeySelector{LocalObjectReference: api.LocalObjectReference{Name: "init-env"}}}}}}},
-		Containers: []api.Container{{Name: "c", Env: []api.EnvVar{
+		Containers: []api.Container{{Name: "c", EnvFrom: []api.EnvFromSource{
+			{SecretRef: &api.SecretEnvSource{LocalObjectReference: api.LocalObjectReference{Name: "from-secret"}}},
+			{ConfigMapRef: &api.ConfigMapEnvSource{LocalObjectReference: api.LocalObjectReference{Name: "from-cm"}}},
+		}, Env: []api.EnvVar{
 			{Name: "B", Value: "literal"},
 			{Name: "C", ValueFrom: &api.EnvVarSource{ConfigMapKeyRef: &api.ConfigMapKeySelector{LocalObjectReference: api.LocalObjectReference{Name: "env-cm"}}}},
 		}}},
@@ -34,6 +37,9 @@ func TestPodReferences(t *testing.T) {
 		{"secrets", "init-env", true},
 		{"configmaps", "vol-cm", true},
 		{"configmaps", "env-cm", true},
+		{"secrets", "from-secret", true},
+		{"configmaps", "from-cm", true},
+		{"configmaps", "from-secret", false},
 		{"secrets", "vol-cm", false},
 		{"configmaps", "vol-secret", false},
 		{"configmaps", "pull", false},

@@ -1,0 +1,202 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/skiffhq/skiff/agent/runtime"
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// PodLifecycleEventType is a kind of pod lifecycle event.
+type PodLifecycleEventType string
+
+// Pod lifecycle event types, as in the kubelet's PLEG.
+const (
+	ContainerStarted PodLifecycleEventType = "ContainerStarted"
+	ContainerDied    PodLifecycleEventType = "ContainerDied"
+	ContainerRemoved PodLifecycleEventType = "ContainerRemoved"
+	ContainerChanged PodLifecycleEventType = "ContainerChanged"
+	SandboxChanged   PodLifecycleEventType = "SandboxChanged"
+)
+
+// PodLifecycleEvent says something happened to a pod's containers.
+type PodLifecycleEvent struct {
+	PodUID string
+	Type   PodLifecycleEventType
+	// Data is the container ID, or "" for sandbox events.
+	Data string
+}
+
+// pleg is the pod lifecycle event generator: it relists the runtime,
+// compares with the previous relist and emits one event per container
+// state change. It also keeps the last runtime view of every pod, which
+// syncPod and housekeeping read. relist is serialised; events go to a
+// buffered channel and are dropped when it is full (the periodic resync
+// covers them).
+type pleg struct {
+	rt     runtime.Runtime
+	clock  clock.Clock
+	log    *slog.Logger
+	events chan PodLifecycleEvent
+
+	relistMu sync.Mutex // serialises relists
+	mu       sync.Mutex
+	pods     map[string]*runtime.PodStatus // last relist, by UID
+	relisted time.Time
+	dropped  int
+}
+
+func newPLEG(rt runtime.Runtime, c clock.Clock, log *slog.Logger) *pleg {
+	return &pleg{rt: rt, clock: c, log: log, events: make(chan PodLifecycleEvent, 1000), pods: map[string]*runtime.PodStatus{}}
+}
+
+// run relists every period and whenever the runtime reports an event,
+// until ctx ends.
+func (p *pleg) run(ctx context.Context, period time.Duration) {
+	var rtEvents <-chan runtime.Event
+	if ch, err := p.rt.Events(ctx); err != nil {
+		p.log.Warn("runtime events unavailable; relisting only", "err", err)
+	} else {
+		rtEvents = ch
+	}
+	t := p.clock.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		case _, ok := <-rtEvents:
+			if !ok {
+				rtEvents = nil
+			}
+		}
+		if err := p.relist(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn("relist failed", "err", err)
+		}
+	}
+}
+
+// relist lists the runtime, updates the cache and emits events.
+func (p *pleg) relist(ctx context.Context) error {
+	p.relistMu.Lock()
+	defer p.relistMu.Unlock()
+	list, err := p.rt.ListPods(ctx)
+	if err != nil {
+		return fmt.Errorf("list runtime pods: %w", err)
+	}
+	now := p.clock.Now()
+	cur := make(map[string]*runtime.PodStatus, len(list))
+	for i := range list {
+		cur[list[i].UID] = &list[i]
+	}
+	p.mu.Lock()
+	old := p.pods
+	p.pods = cur
+	p.relisted = now
+	p.mu.Unlock()
+	for uid, np := range cur {
+		for _, e := range diffPod(uid, old[uid], np) {
+			p.emit(e)
+		}
+	}
+	for uid, op := range old {
+		if _, ok := cur[uid]; !ok {
+			for _, e := range diffPod(uid, op, nil) {
+				p.emit(e)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *pleg) emit(e PodLifecycleEvent) {
+	select {
+	case p.events <- e:
+	default:
+		p.mu.Lock()
+		p.dropped++
+		p.mu.Unlock()
+	}
+}
+
+// diffPod compares two runtime views of one pod (either may be nil).
+func diffPod(uid string, old, cur *runtime.PodStatus) []PodLifecycleEvent {
+	states := func(ps *runtime.PodStatus) map[string]runtime.ContainerState {
+		m := map[string]runtime.ContainerState{}
+		if ps != nil {
+			for _, c := range ps.Containers {
+				m[c.ID] = c.State
+			}
+		}
+		return m
+	}
+	o, n := states(old), states(cur)
+	var out []PodLifecycleEvent
+	if (old != nil && old.Sandbox != nil) != (cur != nil && cur.Sandbox != nil) {
+		out = append(out, PodLifecycleEvent{PodUID: uid, Type: SandboxChanged})
+	}
+	for id, ns := range n {
+		was, seen := o[id]
+		if seen && was == ns {
+			continue
+		}
+		switch ns {
+		case runtime.StateRunning:
+			out = append(out, PodLifecycleEvent{PodUID: uid, Type: ContainerStarted, Data: id})
+		case runtime.StateExited:
+			out = append(out, PodLifecycleEvent{PodUID: uid, Type: ContainerDied, Data: id})
+		default:
+			out = append(out, PodLifecycleEvent{PodUID: uid, Type: ContainerChanged, Data: id})
+		}
+	}
+	for id := range o {
+		if _, ok := n[id]; !ok {
+			out = append(out, PodLifecycleEvent{PodUID: uid, Type: ContainerRemoved, Data: id})
+		}
+	}
+	return out
+}
+
+// fresh relists and returns pod uid's runtime view (nil when the runtime
+// holds nothing of it). syncPod uses it so that it never decides on a view
+// older than its own previous actions.
+func (p *pleg) fresh(ctx context.Context, uid string) (*runtime.PodStatus, error) {
+	if err := p.relist(ctx); err != nil {
+		return nil, err
+	}
+	return p.get(uid), nil
+}
+
+// get returns the cached runtime view of pod uid, nil if none.
+func (p *pleg) get(uid string) *runtime.PodStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ps := p.pods[uid]; ps != nil {
+		cp := *ps
+		cp.Containers = append([]runtime.ContainerStatus(nil), ps.Containers...)
+		return &cp
+	}
+	return nil
+}
+
+// all returns the cached runtime views of every pod.
+func (p *pleg) all() []*runtime.PodStatus {
+	p.mu.Lock()
+	uids := make([]string, 0, len(p.pods))
+	for uid := range p.pods {
+		uids = append(uids, uid)
+	}
+	p.mu.Unlock()
+	out := make([]*runtime.PodStatus, 0, len(uids))
+	for _, uid := range uids {
+		if ps := p.get(uid); ps != nil {
+			out = append(out, ps)
+		}
+	}
+	return out
+}
