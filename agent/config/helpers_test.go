@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skiffhq/skiff/agent/internal/agenttest"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
 )
@@ -96,21 +97,10 @@ func expectUpdate(t *testing.T, m *Merger, want string) PodUpdate {
 	return u
 }
 
-// pumpUntil advances clk by step whenever something waits on it, until
-// cond holds; it fails the test after 20s of real time. It is for loops
-// that wait on real I/O between their clock waits.
+// pumpUntil is agenttest.Pump.
 func pumpUntil(t *testing.T, clk *clock.Fake, step time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		if clk.Waiters() > 0 {
-			clk.Advance(step)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	agenttest.Pump(t, clk, step, what, cond)
 }
 
 // quiet drops the sources' logs in tests.

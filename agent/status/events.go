@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/skiffhq/skiff/agent/internal/backoff"
@@ -84,7 +85,7 @@ func (r *Recorder) Eventf(pod *api.Pod, eventType, reason, messageFmt string, ar
 	}
 	msg := fmt.Sprintf(messageFmt, args...)
 	if len(msg) > maxEventMessage {
-		msg = msg[:maxEventMessage]
+		msg = strings.ToValidUTF8(msg[:maxEventMessage], "")
 	}
 	ns := pod.Namespace
 	if ns == "" {

@@ -95,6 +95,8 @@ type Manager struct {
 	pods  api.ResourceInfo
 
 	notify chan struct{}
+	// afterSync, if set (tests), is called after each round of writes.
+	afterSync func()
 
 	mu            sync.Mutex
 	entries       map[string]*entry     // pod UID → state
@@ -281,6 +283,9 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.markResync()
 		case <-timerC:
 			m.syncDue(ctx)
+			if m.afterSync != nil {
+				m.afterSync()
+			}
 		}
 	}
 }

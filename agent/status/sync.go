@@ -178,7 +178,7 @@ func (m *Manager) syncPod(ctx context.Context, j job) (result, error) {
 				next := *cur
 				next.Status = merged
 				out, err := m.cfg.Client.UpdateStatus(ctx, &next)
-				if api.IsConflict(err) || api.IsNotFound(err) {
+				if api.IsConflict(err) || invisible(err) {
 					if cur, err = m.getPod(ctx, ns, name); err != nil {
 						return result{}, err
 					}
@@ -208,10 +208,19 @@ func (m *Manager) syncPod(ctx context.Context, j job) (result, error) {
 	return result{}, fmt.Errorf("pod %s/%s: still conflicting after %d tries", ns, name, maxConflictRetries)
 }
 
-// getPod reads a pod; a missing pod is nil with no error.
+// invisible reports whether err says the node cannot see the pod: 404,
+// or 403, which is what a node gets for a pod that does not exist (it
+// cannot be bound to the node) or is bound to another node. Either way
+// it is not this node's pod.
+func invisible(err error) bool {
+	return api.IsNotFound(err) || api.ReasonOf(err) == api.StatusReasonForbidden
+}
+
+// getPod reads a pod; a pod the node cannot see (see invisible) is nil
+// with no error.
 func (m *Manager) getPod(ctx context.Context, ns, name string) (*api.Pod, error) {
 	obj, err := m.cfg.Client.Get(ctx, m.pods, ns, name)
-	if api.IsNotFound(err) {
+	if invisible(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -246,7 +255,7 @@ func (m *Manager) forceDelete(ctx context.Context, pod *api.Pod) error {
 	}
 	path := "/api/v1/namespaces/" + url.PathEscape(pod.Namespace) + "/pods/" + url.PathEscape(pod.Name)
 	resp, err := m.cfg.Client.Do(ctx, http.MethodDelete, path, bytes.NewReader(body))
-	if api.IsNotFound(err) {
+	if invisible(err) {
 		return nil
 	}
 	if err != nil {

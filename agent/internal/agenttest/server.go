@@ -10,6 +10,7 @@ import (
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/server"
 )
 
@@ -158,5 +159,22 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Pump advances clk by step whenever something waits on it, until cond
+// holds, failing the test after 20s of real time. It is for loops that
+// wait on real I/O (the server) between their clock waits.
+func Pump(t testing.TB, clk *clock.Fake, step time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		if clk.Waiters() > 0 {
+			clk.Advance(step)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
