@@ -185,4 +185,3 @@ func (s *APISource) watch(ctx context.Context, rv string) (string, int, error) {
 		}
 	}
 }
-
