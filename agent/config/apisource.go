@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"time"
 
 	"github.com/skiffhq/skiff/agent/internal/backoff"
 	"github.com/skiffhq/skiff/api"
@@ -31,9 +33,17 @@ type APISourceConfig struct {
 	// Backoff bounds the waits between failed attempts. Default 500ms to
 	// 30s with jitter.
 	Backoff backoff.Backoff
+	// WatchTimeout ends each watch after this long (plus up to half as
+	// much again, at random) and resumes it from where it was, so a
+	// connection that died without a word is noticed even if TCP does
+	// not notice. Default DefaultWatchTimeout.
+	WatchTimeout time.Duration
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
 }
+
+// DefaultWatchTimeout is the default APISourceConfig.WatchTimeout.
+const DefaultWatchTimeout = 5 * time.Minute
 
 // Validate reports what is wrong with c.
 func (c APISourceConfig) Validate() error {
@@ -43,6 +53,9 @@ func (c APISourceConfig) Validate() error {
 	}
 	if c.NodeName == "" {
 		errs = append(errs, errors.New("api source: a node name is required"))
+	}
+	if c.WatchTimeout < 0 {
+		errs = append(errs, fmt.Errorf("api source: negative watch timeout %v", c.WatchTimeout))
 	}
 	return errors.Join(errs...)
 }
@@ -74,6 +87,9 @@ func NewAPISource(cfg APISourceConfig, sink Sink) (*APISource, error) {
 	if !ok {
 		return nil, errors.New("api source: the pods resource is not registered")
 	}
+	if cfg.WatchTimeout == 0 {
+		cfg.WatchTimeout = DefaultWatchTimeout
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -97,6 +113,9 @@ func (s *APISource) Run(ctx context.Context) error {
 			var n int
 			rv, n, err = s.watch(ctx, rv)
 			progressed = progressed || n > 0
+			if errors.Is(err, errWatchRotated) {
+				continue // resume at once from rv
+			}
 		}
 		if ctx.Err() != nil {
 			break
@@ -153,13 +172,30 @@ func (s *APISource) accept(o any) (*api.Pod, bool) {
 	return p, true
 }
 
+// errWatchRotated ends a watch that reached its WatchTimeout.
+var errWatchRotated = errors.New("watch reached its timeout")
+
 // watch follows changes from rv until the stream ends, and returns the
-// version to resume from, how many events arrived, and why it ended.
+// version to resume from, how many events arrived, and why it ended
+// (errWatchRotated after the watch timeout).
 func (s *APISource) watch(ctx context.Context, rv string) (string, int, error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	d := s.cfg.WatchTimeout
+	timer := s.clock.NewTimer(d + rand.N(d/2+1))
+	defer timer.Stop()
+	go func() {
+		select {
+		case <-timer.C():
+			cancel(errWatchRotated)
+		case <-wctx.Done():
+		}
+	}()
 	w, err := s.cfg.Client.Watch(wctx, s.pods, client.NamespaceAll, client.WatchOptions{ListOptions: s.listOptions(), ResourceVersion: rv})
 	if err != nil {
+		if c := context.Cause(wctx); errors.Is(c, errWatchRotated) {
+			return rv, 0, c
+		}
 		return rv, 0, fmt.Errorf("watch pods of node %s: %w", s.cfg.NodeName, err)
 	}
 	defer w.Close()
@@ -167,6 +203,9 @@ func (s *APISource) watch(ctx context.Context, rv string) (string, int, error) {
 	for {
 		ev, err := w.Next()
 		if err != nil {
+			if c := context.Cause(wctx); errors.Is(c, errWatchRotated) {
+				err = c
+			}
 			return w.ResourceVersion(), n, err
 		}
 		n++

@@ -16,11 +16,13 @@ import (
 
 const testBackoffMax = 2 * time.Second
 
+const testWatchTimeout = time.Hour
+
 func startAPISource(t *testing.T, watcher PodWatcher) (*signalSink, *clock.Fake) {
 	t.Helper()
 	clk := clock.NewFake(time.Unix(1e9, 0))
 	sink := newSignalSink(t, SourceAPI)
-	src, err := NewAPISource(APISourceConfig{Client: watcher, NodeName: "n1", Clock: clk,
+	src, err := NewAPISource(APISourceConfig{Client: watcher, NodeName: "n1", Clock: clk, WatchTimeout: testWatchTimeout,
 		Backoff: backoff.Backoff{Min: testBackoffMax / 4, Max: testBackoffMax}, Logger: quiet}, sink)
 	if err != nil {
 		t.Fatal(err)
@@ -148,5 +150,39 @@ func TestAPISourceSurvivesServerRestartRealServer(t *testing.T) {
 	})
 	if got[0] != "REMOVE api b" || got[1] != "ADD api c" {
 		t.Fatalf("after the restart: %q; want REMOVE b, ADD c", got)
+	}
+}
+
+// countingWatcher is the real client, counting its Watch calls.
+type countingWatcher struct {
+	*client.Client
+	watches atomic.Int32
+}
+
+func (c *countingWatcher) Watch(ctx context.Context, res api.ResourceInfo, ns string, opts client.WatchOptions) (*client.Watcher, error) {
+	c.watches.Add(1)
+	return c.Client.Watch(ctx, res, ns, opts)
+}
+
+// TestAPISourceRotatesWatchRealServer: a watch is ended after its timeout
+// and resumed from its resourceVersion, without a relist and without
+// losing or repeating events.
+func TestAPISourceRotatesWatchRealServer(t *testing.T) {
+	srv := agenttest.StartServer(t)
+	srv.CreatePod(agenttest.Pod("a", "n1"))
+	w := &countingWatcher{Client: srv.NodeClient("n1")}
+	sink, clk := startAPISource(t, w)
+	expectUpdate(t, sink.Merger, "ADD api a")
+	agenttest.Eventually(t, "the first watch", func() bool { return w.watches.Load() == 1 })
+	clk.BlockUntil(1) // the watch's timeout
+	clk.Advance(testWatchTimeout * 3 / 2)
+	agenttest.Eventually(t, "the second watch", func() bool { return w.watches.Load() == 2 })
+	srv.CreatePod(agenttest.Pod("b", "n1"))
+	expectUpdate(t, sink.Merger, "ADD api b")
+	if n := sink.sets.Load(); n != 1 {
+		t.Fatalf("the source set its whole state %d times; want 1 (no relist)", n)
+	}
+	if got := drain(sink.Merger); len(got) != 0 {
+		t.Fatalf("extra updates %q", got)
 	}
 }
