@@ -310,12 +310,16 @@ func (m *Manager) nextDue() (time.Time, bool) {
 }
 
 // markResync schedules a reread of mirror pods and of terminated pods
-// whose deletion is not confirmed yet.
+// whose deletion may still need confirming.
 func (m *Manager) markResync() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, e := range m.entries {
-		if config.IsStaticPod(e.pod) || e.terminated && !e.deleted {
+		// A terminated pod in a final phase needs no confirmation (the
+		// server removes such pods at once), so only the others are
+		// reread, in case their deletion began unseen.
+		final := e.status != nil && (e.status.Phase == api.PodSucceeded || e.status.Phase == api.PodFailed)
+		if config.IsStaticPod(e.pod) || e.terminated && !e.deleted && !final {
 			e.refresh = true
 			if e.due.IsZero() {
 				e.due = m.clock.Now()
