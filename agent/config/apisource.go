@@ -1,0 +1,226 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/skiffhq/skiff/agent/internal/backoff"
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// PodWatcher is what the API source needs of the server: *client.Client.
+type PodWatcher interface {
+	List(ctx context.Context, res api.ResourceInfo, ns string, opts client.ListOptions) ([]api.Object, string, error)
+	Watch(ctx context.Context, res api.ResourceInfo, ns string, opts client.WatchOptions) (*client.Watcher, error)
+}
+
+var _ PodWatcher = (*client.Client)(nil)
+
+// APISourceConfig configures an APISource.
+type APISourceConfig struct {
+	// Client reaches the server with the node's credential.
+	Client PodWatcher
+	// NodeName is the node whose pods are watched.
+	NodeName string
+	// Clock times the reconnect backoff. Default clock.Real.
+	Clock clock.Clock
+	// Backoff bounds the waits between failed attempts. Default 500ms to
+	// 30s with jitter.
+	Backoff backoff.Backoff
+	// WatchTimeout ends each watch after this long (plus up to half as
+	// much again, at random) and resumes it from where it was, so a
+	// connection that died without a word is noticed even if TCP does
+	// not notice. Default DefaultWatchTimeout.
+	WatchTimeout time.Duration
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultWatchTimeout is the default APISourceConfig.WatchTimeout.
+const DefaultWatchTimeout = 5 * time.Minute
+
+// Validate reports what is wrong with c.
+func (c APISourceConfig) Validate() error {
+	var errs []error
+	if c.Client == nil {
+		errs = append(errs, errors.New("api source: a client is required"))
+	}
+	if c.NodeName == "" {
+		errs = append(errs, errors.New("api source: a node name is required"))
+	}
+	if c.WatchTimeout < 0 {
+		errs = append(errs, fmt.Errorf("api source: negative watch timeout %v", c.WatchTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// APISource follows the pods bound to the node (the assignment stream):
+// it lists them, hands the list to its Sink as the API source's whole
+// state, then watches from the list's resourceVersion and hands over each
+// change. Mirror pods are left out: their static pods run instead. On a
+// 410 Gone it relists; when the server is away it retries with backoff,
+// forever, and changes nothing meanwhile, so the agent keeps running its
+// pods.
+type APISource struct {
+	cfg   APISourceConfig
+	sink  Sink
+	clock clock.Clock
+	log   *slog.Logger
+	pods  api.ResourceInfo
+}
+
+// NewAPISource returns an APISource writing to sink (a Merger).
+func NewAPISource(cfg APISourceConfig, sink Sink) (*APISource, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if sink == nil {
+		return nil, errors.New("api source: a sink is required")
+	}
+	res, ok := api.LookupResource("pods")
+	if !ok {
+		return nil, errors.New("api source: the pods resource is not registered")
+	}
+	if cfg.WatchTimeout == 0 {
+		cfg.WatchTimeout = DefaultWatchTimeout
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &APISource{cfg: cfg, sink: sink, clock: clock.Or(cfg.Clock), log: log.With("source", SourceAPI), pods: res}, nil
+}
+
+// Run follows the node's pods until ctx ends, then returns ctx's error.
+// Call it once.
+func (s *APISource) Run(ctx context.Context) error {
+	bo := s.cfg.Backoff
+	rv := "" // "" means: list first
+	for ctx.Err() == nil {
+		var err error
+		listed, progressed := rv == "", false
+		if listed {
+			rv, err = s.list(ctx)
+			progressed = err == nil
+		}
+		if err == nil {
+			var n int
+			rv, n, err = s.watch(ctx, rv)
+			progressed = progressed || n > 0
+			if errors.Is(err, errWatchRotated) {
+				continue // resume at once from rv
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if progressed {
+			bo.Reset()
+		}
+		if client.IsGone(err) {
+			s.log.Info("pod watch expired; relisting", "node", s.cfg.NodeName)
+			rv = ""
+			if !listed {
+				continue // relist at once, unless a fresh list was just too old
+			}
+		} else if err != nil {
+			s.log.Warn("pod stream from the server failed; retrying", "node", s.cfg.NodeName, "err", err)
+		}
+		if !clock.Sleep(ctx, s.clock, bo.Next()) {
+			break
+		}
+	}
+	return ctx.Err()
+}
+
+// list reads the node's pods and sets them as the API source's state.
+func (s *APISource) list(ctx context.Context) (string, error) {
+	objs, rv, err := s.cfg.Client.List(ctx, s.pods, client.NamespaceAll, s.listOptions())
+	if err != nil {
+		return "", fmt.Errorf("list pods of node %s: %w", s.cfg.NodeName, err)
+	}
+	pods := make([]*api.Pod, 0, len(objs))
+	for _, o := range objs {
+		if p, ok := s.accept(o); ok {
+			pods = append(pods, p)
+		}
+	}
+	if err := s.sink.Set(ctx, SourceAPI, pods); err != nil {
+		return "", err
+	}
+	return rv, nil
+}
+
+func (s *APISource) listOptions() client.ListOptions {
+	return client.ListOptions{FieldSelector: "spec.nodeName=" + s.cfg.NodeName}
+}
+
+// accept returns o as a pod to run, or false for a mirror pod, a pod of
+// another node (which the field selector excludes anyway) or a pod
+// without a UID.
+func (s *APISource) accept(o any) (*api.Pod, bool) {
+	p, ok := o.(*api.Pod)
+	if !ok || p.UID == "" || p.Spec.NodeName != s.cfg.NodeName || IsMirrorPod(p) {
+		return nil, false
+	}
+	return p, true
+}
+
+// errWatchRotated ends a watch that reached its WatchTimeout.
+var errWatchRotated = errors.New("watch reached its timeout")
+
+// watch follows changes from rv until the stream ends, and returns the
+// version to resume from, how many events arrived, and why it ended
+// (errWatchRotated after the watch timeout).
+func (s *APISource) watch(ctx context.Context, rv string) (string, int, error) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	d := s.cfg.WatchTimeout
+	timer := s.clock.NewTimer(d + rand.N(d/2+1))
+	defer timer.Stop()
+	go func() {
+		select {
+		case <-timer.C():
+			cancel(errWatchRotated)
+		case <-wctx.Done():
+		}
+	}()
+	w, err := s.cfg.Client.Watch(wctx, s.pods, client.NamespaceAll, client.WatchOptions{ListOptions: s.listOptions(), ResourceVersion: rv})
+	if err != nil {
+		if c := context.Cause(wctx); errors.Is(c, errWatchRotated) {
+			return rv, 0, c
+		}
+		return rv, 0, fmt.Errorf("watch pods of node %s: %w", s.cfg.NodeName, err)
+	}
+	defer w.Close()
+	n := 0
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			if c := context.Cause(wctx); errors.Is(c, errWatchRotated) {
+				err = c
+			}
+			return w.ResourceVersion(), n, err
+		}
+		n++
+		p, ok := s.accept(ev.Object)
+		if !ok {
+			continue
+		}
+		switch ev.Type {
+		case api.Added, api.Modified:
+			err = s.sink.Upsert(ctx, SourceAPI, p)
+		case api.Deleted:
+			err = s.sink.Remove(ctx, SourceAPI, p)
+		}
+		if err != nil {
+			return w.ResourceVersion(), n, err
+		}
+	}
+}
