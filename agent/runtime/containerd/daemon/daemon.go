@@ -86,7 +86,6 @@ var disabledPlugins = []string{
 	"io.containerd.snapshotter.v1.devmapper",
 	"io.containerd.internal.v1.tracing",
 	"io.containerd.tracing.processor.v1.otlp",
-	"io.containerd.runtime.v1.linux",
 }
 
 // ConfigTOML returns the daemon configuration (containerd 1.6+ config
