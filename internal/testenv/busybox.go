@@ -40,7 +40,8 @@ var (
 // the ref containerd's import names it (BusyboxRef). The image has one
 // uncompressed layer with busybox, its applet links in /bin, /etc/passwd
 // and /etc/group, and runs "sh" by default. Its content is the same on
-// every build from the same busybox. It is built once per test process.
+// every build from the same busybox. It is built once per test process and kept in the
+// temporary directory under a name derived from its content.
 func BusyboxImage(t testing.TB) (tarPath, ref string) {
 	t.Helper()
 	busyboxOnce.Do(func() {
@@ -68,12 +69,30 @@ func buildBusybox() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "skiff-busybox-")
+	// Named by content, so test processes share one file per busybox
+	// build instead of leaving one each behind.
+	p := filepath.Join(os.TempDir(), "skiff-busybox-"+digestOf(data)[len("sha256:"):][:16]+".tar")
+	if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, data) {
+		return p, nil
+	}
+	tmp, err := os.CreateTemp(os.TempDir(), "skiff-busybox-*.tmp")
 	if err != nil {
 		return "", err
 	}
-	p := filepath.Join(dir, "busybox-oci.tar")
-	return p, os.WriteFile(p, data, 0o644)
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return p, nil
 }
 
 // requireStatic rejects a dynamically linked busybox: the image has no

@@ -19,14 +19,13 @@ import (
 // harness is one real containerd (from testenv) with the busybox image
 // imported, a Runtime on it, and a cgroup root of the test's own.
 type harness struct {
-	t       *testing.T
-	ctx     context.Context
-	rt      *Runtime
-	cfg     Config
-	image   string
-	logDir  string
-	cgMount string // v1 memory hierarchy or the v2 mount, for reading files
-	v2      bool
+	t      *testing.T
+	ctx    context.Context
+	rt     *Runtime
+	cfg    Config
+	image  string
+	logDir string
+	v2     bool
 }
 
 var podSeq atomic.Int64

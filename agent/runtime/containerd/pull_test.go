@@ -146,3 +146,54 @@ func TestIntegrationPullWithAuth(t *testing.T) {
 	h.run(cfg)
 	h.waitLog(cfg.LogPath, "from-registry")
 }
+
+// dockerArchive repacks the registry's image as a `docker save` tarball
+// tagged tag.
+func (reg *testRegistry) dockerArchive(t *testing.T, tag string) []byte {
+	var m struct {
+		Config struct{ Digest string }   `json:"config"`
+		Layers []struct{ Digest string } `json:"layers"`
+	}
+	if err := json.Unmarshal(reg.blobs[reg.manifest], &m); err != nil || len(m.Layers) != 1 {
+		t.Fatalf("manifest: %v", err)
+	}
+	cfgName := strings.TrimPrefix(m.Config.Digest, "sha256:") + ".json"
+	layerName := strings.TrimPrefix(m.Layers[0].Digest, "sha256:") + "/layer.tar"
+	manifest, _ := json.Marshal([]map[string]any{{"Config": cfgName, "RepoTags": []string{tag}, "Layers": []string{layerName}}})
+	var buf strings.Builder
+	tw := tar.NewWriter(&buf)
+	for _, f := range []struct {
+		name string
+		body []byte
+	}{{cfgName, reg.blobs[m.Config.Digest]}, {layerName, reg.blobs[m.Layers[0].Digest]}, {"manifest.json", manifest}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body))}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(f.body)
+	}
+	tw.Close()
+	return []byte(buf.String())
+}
+
+// TestIntegrationImportDockerArchive imports a docker-archive tarball and
+// runs the image.
+func TestIntegrationImportDockerArchive(t *testing.T) {
+	h := newHarness(t)
+	reg, _ := newTestRegistry(t)
+	imgs, err := h.rt.ImportImages(h.ctx, strings.NewReader(string(reg.dockerArchive(t, "skiff.test/dockerbox:1"))))
+	if err != nil {
+		t.Fatalf("ImportImages(docker archive): %v", err)
+	}
+	if len(imgs) != 1 || imgs[0].Ref != "skiff.test/dockerbox:1" {
+		t.Fatalf("ImportImages = %+v; want skiff.test/dockerbox:1", imgs)
+	}
+	list, err := h.rt.ListImages(h.ctx)
+	if err != nil || len(list) != 2 {
+		t.Errorf("ListImages = %+v, %v; want busybox and dockerbox", list, err)
+	}
+	sb := h.sandbox(false, api.PodQOSBestEffort, 0)
+	cfg := h.config(sb, "docker", "echo from-archive")
+	cfg.Image = imgs[0].Ref
+	h.run(cfg)
+	h.waitLog(cfg.LogPath, "from-archive")
+}

@@ -141,11 +141,13 @@ type Process struct {
 // answers on its socket. The daemon runs until Stop (ctx only bounds the
 // start-up).
 func Start(ctx context.Context, cfg Config) (*Process, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	confPath, err := WriteConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	_ = cfg.Validate() // fill defaults in this copy too
 	logPath := filepath.Join(cfg.Dir, "containerd.log")
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
