@@ -118,7 +118,7 @@ func TestJoinRejectsWrongCAHash(t *testing.T) {
 type fakeRuntime struct{ down error }
 
 func (f *fakeRuntime) Version(context.Context) (string, error) { return "containerd 1.6.20", nil }
-func (f *fakeRuntime) Status(context.Context) error             { return f.down }
+func (f *fakeRuntime) Status(context.Context) error            { return f.down }
 
 func fixedInfo(context.Context) (node.SystemInfo, error) {
 	return node.SystemInfo{Hostname: "h", CPUs: 4, MemoryBytes: 8 << 30, DiskBytes: 100 << 30, Kernel: "6.1.0", OSImage: "Debian GNU/Linux 12 (bookworm)", OS: "linux", Arch: "arm64", IPs: []string{"192.0.2.10"}}, nil

@@ -1,0 +1,264 @@
+package cgroups
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/containerd/cgroups/v3/cgroup1"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// pather is what cgroup1's subsystems that live in a directory implement.
+type pather interface {
+	cgroup1.Subsystem
+	Path(p string) string
+}
+
+// v1driver works on cgroup v1: one directory tree per controller.
+type v1driver struct {
+	subsystems []cgroup1.Subsystem
+}
+
+var _ driver = (*v1driver)(nil)
+
+func newV1Default() (*v1driver, error) {
+	subs, err := cgroup1.Default()
+	if err != nil {
+		return nil, fmt.Errorf("cgroups: find v1 hierarchies: %w", err)
+	}
+	return &v1driver{subsystems: subs}, nil
+}
+
+// newV1At uses the controllers skiff relies on, mounted under root, that
+// exist there.
+func newV1At(root string) *v1driver {
+	all := []cgroup1.Subsystem{
+		cgroup1.NewCpu(root), cgroup1.NewCpuacct(root), cgroup1.NewCpuset(root),
+		cgroup1.NewMemory(root), cgroup1.NewPids(root),
+	}
+	d := &v1driver{}
+	for _, s := range all {
+		if p, ok := s.(pather); ok {
+			if _, err := os.Stat(p.Path("/")); err == nil {
+				d.subsystems = append(d.subsystems, s)
+			}
+		}
+	}
+	return d
+}
+
+func (d *v1driver) hierarchy() ([]cgroup1.Subsystem, error) { return d.subsystems, nil }
+
+func (d *v1driver) subsystem(n cgroup1.Name) (pather, bool) {
+	for _, s := range d.subsystems {
+		if s.Name() == n {
+			p, ok := s.(pather)
+			return p, ok
+		}
+	}
+	return nil, false
+}
+
+func (d *v1driver) ensure(p string, r Resources) error {
+	_, err := cgroup1.New(cgroup1.StaticPath(p), v1Spec(r), cgroup1.WithHierarchy(d.hierarchy))
+	return err
+}
+
+// v1Spec turns r into the OCI resources cgroup1 writes. Unset limits are
+// written as -1 so that an update can lift a limit.
+func v1Spec(r Resources) *specs.LinuxResources {
+	res := &specs.LinuxResources{CPU: &specs.LinuxCPU{}, Memory: &specs.LinuxMemory{}}
+	if r.CPUShares > 0 {
+		s := r.CPUShares
+		res.CPU.Shares = &s
+	}
+	quota := int64(-1)
+	if r.CPUQuota > 0 {
+		quota = r.CPUQuota
+		period := r.CPUPeriod
+		if period == 0 {
+			period = QuotaPeriod
+		}
+		res.CPU.Period = &period
+	}
+	res.CPU.Quota = &quota
+	limit := int64(-1)
+	if r.MemoryLimit > 0 {
+		limit = r.MemoryLimit
+	}
+	res.Memory.Limit = &limit
+	return res
+}
+
+func (d *v1driver) exists(p string) bool {
+	for _, s := range d.subsystems {
+		if ps, ok := s.(pather); ok {
+			if _, err := os.Stat(ps.Path(p)); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (d *v1driver) children(p string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range d.subsystems {
+		ps, ok := s.(pather)
+		if !ok {
+			continue
+		}
+		names, err := subdirs(ps.Path(p))
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (d *v1driver) remove(p string) error {
+	var errs []error
+	for _, s := range d.subsystems {
+		if ps, ok := s.(pather); ok {
+			if err := removeTree(ps.Path(p)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (d *v1driver) memory(p string) (MemoryStats, error) {
+	s, ok := d.subsystem(cgroup1.Memory)
+	if !ok {
+		return MemoryStats{}, errors.New("no memory controller")
+	}
+	dir := s.Path(p)
+	usage, err := readUint(filepath.Join(dir, "memory.usage_in_bytes"))
+	if err != nil {
+		return MemoryStats{}, err
+	}
+	stat, err := readKV(filepath.Join(dir, "memory.stat"))
+	if err != nil {
+		return MemoryStats{}, err
+	}
+	return MemoryStats{Usage: usage, WorkingSet: workingSet(usage, stat["total_inactive_file"])}, nil
+}
+
+func (d *v1driver) oomKills(p string) (uint64, error) {
+	s, ok := d.subsystem(cgroup1.Memory)
+	if !ok {
+		return 0, errors.New("no memory controller")
+	}
+	kv, err := readKV(filepath.Join(s.Path(p), "memory.oom_control"))
+	if err != nil {
+		return 0, err
+	}
+	return kv["oom_kill"], nil
+}
+
+func workingSet(usage, inactiveFile uint64) uint64 {
+	if inactiveFile >= usage {
+		return 0
+	}
+	return usage - inactiveFile
+}
+
+// subdirs lists the directories in dir; a missing dir has none.
+func subdirs(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// removeTree removes the cgroup directory dir and its descendants, deepest
+// first. A cgroup directory's control files vanish with rmdir, so only
+// cgroup.procs is checked: one that lists processes stops the removal
+// with ErrBusy.
+func removeTree(dir string) error {
+	names, err := subdirs(dir)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	for _, n := range names {
+		if err := removeTree(filepath.Join(dir, n)); err != nil {
+			return err
+		}
+	}
+	procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err == nil && len(bytes.TrimSpace(procs)) > 0 {
+		return fmt.Errorf("%s: %w", dir, ErrBusy)
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func readUint(file string) (uint64, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "max" {
+		return 0, nil
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parse %s: %w", file, err)
+	}
+	return v, nil
+}
+
+// readKV reads a "key value" per line file (memory.stat, memory.events,
+// memory.oom_control); lines that do not parse are skipped.
+func readKV(file string) (map[string]uint64, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]uint64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			continue
+		}
+		out[k] = n
+	}
+	return out, sc.Err()
+}

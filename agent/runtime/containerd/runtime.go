@@ -1,0 +1,181 @@
+package containerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/containerd/errdefs"
+
+	"github.com/skiffhq/skiff/agent/cgroups"
+	"github.com/skiffhq/skiff/agent/runtime"
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// Config configures a Runtime.
+type Config struct {
+	// Socket is containerd's gRPC socket (required).
+	Socket string
+	// Namespace is the containerd namespace; "" means "skiff".
+	Namespace string
+	// DataDir is the agent's runtime state directory (required): network
+	// namespaces are bind-mounted under DataDir/netns, sandbox records
+	// kept under DataDir/sandboxes.
+	DataDir string
+	// CgroupRoot is the pod cgroups' root; "" means "/skiff".
+	CgroupRoot string
+	// Cgroups overrides the pod cgroup manager (tests); nil makes one on
+	// this host's hierarchy under CgroupRoot.
+	Cgroups *cgroups.Manager
+	// Snapshotter is the containerd snapshotter; "" means "overlayfs".
+	Snapshotter string
+	// Logger defaults to discarding.
+	Logger *slog.Logger
+	// Clock times stop grace periods and stamps start times; nil means
+	// the wall clock.
+	Clock clock.Clock
+}
+
+// Validate checks c and fills its defaults.
+func (c *Config) Validate() error {
+	if c.Socket == "" {
+		return errors.New("containerd runtime: socket is required")
+	}
+	if c.DataDir == "" || !filepath.IsAbs(c.DataDir) {
+		return fmt.Errorf("containerd runtime: data dir %q must be an absolute path", c.DataDir)
+	}
+	if c.Namespace == "" {
+		c.Namespace = "skiff"
+	}
+	if c.CgroupRoot == "" {
+		c.CgroupRoot = "/skiff"
+	}
+	if c.Snapshotter == "" {
+		c.Snapshotter = "overlayfs"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	c.Clock = clock.Or(c.Clock)
+	return nil
+}
+
+// Runtime is runtime.Runtime on containerd. It is safe for concurrent
+// use; the agent serialises work on one pod.
+type Runtime struct {
+	client *client.Client
+	ns     string
+	snap   string
+	data   string
+	cg     *cgroups.Manager
+	log    *slog.Logger
+	clock  clock.Clock
+
+	// reapMu serialises recording a dead task's exit facts and deleting
+	// it, so two callers never record different facts.
+	reapMu sync.Mutex
+
+	mu      sync.Mutex
+	podOf   map[string]string // container ID → pod UID, for events
+	oomSeen map[string]bool   // container IDs with a TaskOOM event
+}
+
+var _ runtime.Runtime = (*Runtime)(nil)
+
+// New connects to containerd per cfg. It does not wait for the daemon:
+// Status tells whether it answers.
+func New(ctx context.Context, cfg Config) (*Runtime, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cg := cfg.Cgroups
+	if cg == nil {
+		var err error
+		if cg, err = cgroups.New(cfg.CgroupRoot); err != nil {
+			return nil, fmt.Errorf("containerd runtime: %w", err)
+		}
+	}
+	for _, d := range []string{netnsDir(cfg.DataDir), recordDir(cfg.DataDir)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("containerd runtime: %w", err)
+		}
+	}
+	c, err := client.New(cfg.Socket, client.WithDefaultNamespace(cfg.Namespace), client.WithTimeout(10*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("containerd runtime: connect %s: %w", cfg.Socket, err)
+	}
+	return &Runtime{
+		client: c, ns: cfg.Namespace, snap: cfg.Snapshotter, data: cfg.DataDir, cg: cg,
+		log: cfg.Logger, clock: cfg.Clock,
+		podOf: map[string]string{}, oomSeen: map[string]bool{},
+	}, nil
+}
+
+// Close closes the connection to containerd. Containers keep running.
+func (r *Runtime) Close() error { return r.client.Close() }
+
+// Cgroups is the pod cgroup manager the Runtime uses (the eviction
+// manager reads pod memory through it).
+func (r *Runtime) Cgroups() *cgroups.Manager { return r.cg }
+
+func (r *Runtime) nsctx(ctx context.Context) context.Context {
+	return namespaces.WithNamespace(ctx, r.ns)
+}
+
+// Version returns "containerd <version>".
+func (r *Runtime) Version(ctx context.Context) (string, error) {
+	v, err := r.client.Version(r.nsctx(ctx))
+	if err != nil {
+		return "", translate("version", err)
+	}
+	return "containerd " + v.Version, nil
+}
+
+// Status is nil when containerd answers its health check within 5s.
+func (r *Runtime) Status(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ok, err := r.client.IsServing(r.nsctx(ctx))
+	if err != nil {
+		return fmt.Errorf("containerd is not answering: %w", err)
+	}
+	if !ok {
+		return errors.New("containerd is not serving")
+	}
+	return nil
+}
+
+// translate maps containerd's errors onto runtime's, keeping the message.
+func translate(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errdefs.IsNotFound(err):
+		return fmt.Errorf("%s: %w: %v", op, runtime.ErrNotFound, err)
+	case errdefs.IsAlreadyExists(err):
+		return fmt.Errorf("%s: %w: %v", op, runtime.ErrAlreadyExists, err)
+	case errdefs.IsInvalidArgument(err):
+		return fmt.Errorf("%s: %w: %v", op, runtime.ErrInvalidConfig, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+func (r *Runtime) rememberPod(id, uid string) {
+	r.mu.Lock()
+	r.podOf[id] = uid
+	r.mu.Unlock()
+}
+
+func (r *Runtime) forget(id string) {
+	r.mu.Lock()
+	delete(r.podOf, id)
+	delete(r.oomSeen, id)
+	r.mu.Unlock()
+}

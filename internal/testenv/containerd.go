@@ -1,0 +1,172 @@
+package testenv
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"golang.org/x/sys/unix"
+
+	"github.com/skiffhq/skiff/agent/runtime/containerd/daemon"
+)
+
+// Snapshotter is the containerd snapshotter tests use: overlayfs when the
+// kernel has it (ext4 and xfs hosts do), else native.
+func Snapshotter() string {
+	b, err := os.ReadFile("/proc/filesystems")
+	if err == nil && strings.Contains(string(b), "\toverlay\n") {
+		return "overlayfs"
+	}
+	return "native"
+}
+
+// RequireBinaries fails t unless containerd, its runc shim and runc are
+// installed.
+func RequireBinaries(t testing.TB) {
+	t.Helper()
+	for _, b := range []string{"containerd", "containerd-shim-runc-v2", "runc"} {
+		if _, err := exec.LookPath(b); err != nil {
+			t.Fatalf("%s is not installed: these tests need Debian's containerd and runc (apt-get install containerd runc, or make deps): %v", b, err)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("these tests run containers and need root")
+	}
+}
+
+// StartContainerd starts a containerd daemon of the test's own, in a
+// short directory under /tmp (unix socket paths are limited to 107
+// bytes), and returns its socket once it answers. At cleanup every task
+// and container in every namespace is killed and deleted, the daemon is
+// stopped, leftover shims of this daemon are killed, mounts under its
+// directory are unmounted and the directory is removed.
+func StartContainerd(t testing.TB) (socket string) {
+	t.Helper()
+	RequireBinaries(t)
+	dir, err := os.MkdirTemp("/tmp", "skiff-ctd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := daemon.Start(ctx, daemon.Config{Dir: dir})
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatalf("start containerd: %v", err)
+	}
+	t.Cleanup(func() { cleanup(t, dir, p) })
+	return p.Socket
+}
+
+func cleanup(t testing.TB, dir string, p *daemon.Process) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if c, err := client.New(p.Socket); err == nil {
+		deleteAll(ctx, t, c)
+		c.Close()
+	}
+	if err := p.Stop(10 * time.Second); err != nil {
+		t.Errorf("stop containerd: %v", err)
+	}
+	killShims(t, p.Socket)
+	unmountUnder(t, dir)
+	if t.Failed() {
+		if b, err := os.ReadFile(p.LogPath); err == nil {
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			if len(lines) > 30 {
+				lines = lines[len(lines)-30:]
+			}
+			t.Logf("containerd log (last lines):\n%s", strings.Join(lines, "\n"))
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Errorf("remove %s: %v", dir, err)
+	}
+}
+
+// deleteAll kills and deletes every task and container the daemon holds.
+func deleteAll(ctx context.Context, t testing.TB, c *client.Client) {
+	nss, err := c.NamespaceService().List(ctx)
+	if err != nil {
+		t.Errorf("cleanup: list namespaces: %v", err)
+		return
+	}
+	for _, ns := range nss {
+		nctx := namespaces.WithNamespace(ctx, ns)
+		cs, err := c.Containers(nctx)
+		if err != nil {
+			t.Errorf("cleanup: list containers in %s: %v", ns, err)
+			continue
+		}
+		for _, ctr := range cs {
+			if task, err := ctr.Task(nctx, nil); err == nil {
+				if _, err := task.Delete(nctx, client.WithProcessKill); err != nil {
+					t.Logf("cleanup: delete task %s: %v", ctr.ID(), err)
+				}
+			}
+			if err := ctr.Delete(nctx, client.WithSnapshotCleanup); err != nil {
+				t.Logf("cleanup: delete container %s: %v", ctr.ID(), err)
+			}
+		}
+	}
+}
+
+// killShims kills the shims whose command line names this daemon's
+// socket (they outlive the daemon by design).
+func killShims(t testing.TB, socket string) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) == 0 || !strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") {
+			continue
+		}
+		for i, a := range args {
+			if a == "-address" && i+1 < len(args) && args[i+1] == socket {
+				t.Logf("cleanup: killing leftover shim %d", pid)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+// unmountUnder detaches every mount below dir, deepest first.
+func unmountUnder(t testing.TB, dir string) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	var mounts []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 && strings.HasPrefix(fields[4], dir+"/") {
+			mounts = append(mounts, fields[4])
+		}
+	}
+	for i := len(mounts) - 1; i >= 0; i-- {
+		if err := unix.Unmount(mounts[i], unix.MNT_DETACH); err != nil {
+			t.Errorf("cleanup: unmount %s: %v", mounts[i], err)
+		}
+	}
+}
