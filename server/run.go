@@ -223,8 +223,6 @@ func (s *server) serve(ctx context.Context) error {
 	s.log.Info("skiff server listening", "addr", ln.Addr().String(), "url", info.URL, "datastore", cfg.Datastore)
 	if cfg.DisableAgent {
 		s.log.Info("local agent disabled (--disable-agent)")
-	} else {
-		s.log.Info("no local agent runs: the agent is not part of this build yet")
 	}
 	if cfg.Ready != nil {
 		cfg.Ready(info)

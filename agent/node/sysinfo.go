@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	goruntime "runtime"
-	"sort"
 	"strings"
 
 	"github.com/shirou/gopsutil/v4/cpu"
@@ -187,14 +186,4 @@ func ParseLabels(s string) (map[string]string, error) {
 		return nil, fmt.Errorf("%s", errs[0].Error())
 	}
 	return out, nil
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -38,7 +38,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"version":  {"print version, commit and Go version", runVersion},
 		"server":   {"run the control plane and a local agent", runServer},
-		"agent":    {"join a machine to a cluster and run its pods", notYet("agent", 5)},
+		"agent":    {"join a machine to a cluster and run its pods", runAgent},
 		"token":    {"create, list and delete join tokens", runToken},
 		"get":      {"list or show objects", runGet},
 		"apply":    {"create or update objects from YAML or JSON", runApply},

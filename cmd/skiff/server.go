@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/skiffhq/skiff/agent"
 	"github.com/skiffhq/skiff/internal/flagconf"
 	"github.com/skiffhq/skiff/server"
 )
@@ -61,6 +64,8 @@ var agentFlagDefaults = []struct{ name, def, usage string }{
 	{"eviction-minimum-reclaim", "", "minimum reclaim per eviction signal"},
 	{"eviction-pressure-transition-period", "30s", "how long a pressure condition is held"},
 	{"eviction-max-pod-grace-period", "", "longest grace period granted on soft eviction"},
+	{"node-ip", "", "the node's address the server dials (default: every global address of the machine)"},
+	{"agent-listen", "0.0.0.0:10250", "where the agent serves logs to the server (HTTPS)"},
 }
 
 func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
@@ -135,17 +140,44 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
 	f.cfg.Logger = log
-	var agentArgs []any
+	values := map[string]string{}
 	for _, a := range agentFlagDefaults {
-		agentArgs = append(agentArgs, a.name, *f.agent[a.name])
+		values[a.name] = *f.agent[a.name]
 	}
-	log.Debug("agent settings kept for the local agent", agentArgs...)
+	acfg, err := agentConfig(values, f.cfg.DataDir)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	acfg.Logger = log.With("component", "agent")
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	f.cfg.Ready = func(info server.Info) {
 		fmt.Fprintf(env.stdout, "skiff server is up: API %s  dashboard %s/  admin token %s  export KUBECONFIG=%s\n",
 			info.URL, info.URL, info.AdminTokenPath, info.KubeconfigPath)
+		if f.cfg.DisableAgent {
+			return
+		}
+		tok, err := os.ReadFile(info.JoinTokenPath)
+		if err != nil {
+			log.Error("local agent not started: read join token", "err", err)
+			return
+		}
+		acfg.Server, acfg.Token = info.URL, strings.TrimSpace(string(tok))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// The server keeps serving if its agent cannot run (no
+			// containerd, say): the cluster is then control-plane only.
+			if err := agent.Run(ctx, acfg); err != nil {
+				log.Error("local agent stopped; this server runs no pods", "err", err)
+			}
+		}()
 	}
 	start := time.Now()
 	err = server.Run(ctx, f.cfg)
+	cancel()
 	log.Info("skiff server stopped", "uptime", time.Since(start).Round(time.Second))
 	return err
 }

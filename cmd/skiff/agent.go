@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+
+	"github.com/skiffhq/skiff/agent"
+	"github.com/skiffhq/skiff/agent/node"
+	"github.com/skiffhq/skiff/internal/flagconf"
+	"github.com/skiffhq/skiff/server"
+)
+
+// agentFlags are the settings of `skiff agent`.
+type agentFlags struct {
+	config   string
+	logLevel string
+	server   string
+	token    string
+	dataDir  string
+	values   map[string]*string
+}
+
+func newAgentFlagSet(out io.Writer) (*flag.FlagSet, *agentFlags) {
+	f := &agentFlags{values: map[string]*string{}}
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&f.config, "config", defaultConfigFile, "config file (YAML, keys are flag names)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.server, "server", "", "the server's URL, https://host:7443")
+	fs.StringVar(&f.token, "token", "", "join token (SKF1.…); not needed once joined")
+	fs.StringVar(&f.dataDir, "data-dir", server.DefaultDataDir, "state directory; the agent's is <data-dir>/agent")
+	for _, a := range agentFlagDefaults {
+		f.values[a.name] = fs.String(a.name, a.def, a.usage)
+	}
+	return fs, f
+}
+
+func runAgent(ctx context.Context, env *cliEnv, args []string) error {
+	pre, pf := newAgentFlagSet(io.Discard)
+	if err := pre.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs, _ := newAgentFlagSet(env.stdout)
+			fmt.Fprintln(env.stdout, "Usage: skiff agent --server URL --token TOKEN [flags]\n\nFlags (each also SKIFF_<FLAG> and a key of --config):")
+			fs.PrintDefaults()
+			return nil
+		}
+		return usageError{err.Error()}
+	}
+	explicit := false
+	pre.Visit(func(fl *flag.Flag) { explicit = explicit || fl.Name == "config" })
+	fs, f := newAgentFlagSet(env.stderr)
+	if err := flagconf.Parse(fs, args, flagconf.Sources{Getenv: env.getenv, ConfigFile: pf.config, Explicit: explicit}); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("skiff agent takes no arguments, got %q", fs.Args())}
+	}
+	if f.server == "" {
+		return usageError{"skiff agent needs --server (or SKIFF_SERVER)"}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return usageError{fmt.Sprintf("--log-level %q: want debug, info, warn or error", f.logLevel)}
+	}
+	dataDir, err := filepath.Abs(f.dataDir)
+	if err != nil {
+		return err
+	}
+	values := map[string]string{}
+	for k, v := range f.values {
+		values[k] = *v
+	}
+	cfg, err := agentConfig(values, dataDir)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	cfg.Server, cfg.Token = f.server, f.token
+	cfg.Logger = slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	return agent.Run(ctx, cfg)
+}
+
+// agentConfig turns the agent flags (by name) into an agent.Config.
+func agentConfig(v map[string]string, dataDir string) (agent.Config, error) {
+	cfg := agent.Config{
+		DataDir: dataDir, NodeName: v["node-name"], Containerd: v["containerd"], CgroupRoot: v["cgroup-root"],
+		NodeIP: v["node-ip"], Listen: v["agent-listen"],
+	}
+	var err error
+	if cfg.Labels, err = node.ParseLabels(v["labels"]); err != nil {
+		return cfg, fmt.Errorf("--labels: %w", err)
+	}
+	if cfg.SystemReserved, err = node.ParseResourceList(v["system-reserved"]); err != nil {
+		return cfg, fmt.Errorf("--system-reserved: %w", err)
+	}
+	if s := v["max-pods"]; s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return cfg, fmt.Errorf("--max-pods %q: want a positive integer", s)
+		}
+		cfg.MaxPods = n
+	}
+	return cfg, nil
+}
