@@ -22,10 +22,10 @@ const imagesScanEvery = 10 * time.Second
 // (air-gapped installs): every file at start, then each new or changed
 // one. A file that fails is retried only when it changes.
 type imageImporter struct {
-	dir  string
-	rt   runtime.Runtime
-	clk  clock.Clock
-	log  *slog.Logger
+	dir string
+	rt  runtime.Runtime
+	clk clock.Clock
+	log *slog.Logger
 	// imported and lastSeen map a file name to its mtime/size key when
 	// last imported (or tried) and when last seen.
 	imported map[string]string
