@@ -30,6 +30,9 @@ type imageImporter struct {
 	// last imported (or tried) and when last seen.
 	imported map[string]string
 	lastSeen map[string]string
+	// first is set for the scan at start: files there before the agent
+	// started are complete.
+	first bool
 }
 
 // settleTime is how old a new tarball must be to be imported on first
@@ -37,7 +40,7 @@ type imageImporter struct {
 const settleTime = 2 * time.Second
 
 func newImageImporter(dir string, rt runtime.Runtime, clk clock.Clock, log *slog.Logger) *imageImporter {
-	return &imageImporter{dir: dir, rt: rt, clk: clock.Or(clk), log: log, imported: map[string]string{}, lastSeen: map[string]string{}}
+	return &imageImporter{dir: dir, rt: rt, clk: clock.Or(clk), log: log, imported: map[string]string{}, lastSeen: map[string]string{}, first: true}
 }
 
 // scan imports what is new and returns the number of files imported.
@@ -66,7 +69,7 @@ func (im *imageImporter) scan(ctx context.Context) int {
 		}
 		// A file still being copied in changes between scans: import it
 		// once it held still for a scan, or is older than settleTime.
-		stable := im.lastSeen[name] == key || im.clk.Now().Sub(info.ModTime()) >= settleTime
+		stable := im.first || im.lastSeen[name] == key || im.clk.Now().Sub(info.ModTime()) >= settleTime
 		im.lastSeen[name] = key
 		if !stable {
 			continue
@@ -79,6 +82,7 @@ func (im *imageImporter) scan(ctx context.Context) int {
 		}
 		n++
 	}
+	im.first = false
 	return n
 }
 

@@ -24,6 +24,10 @@ type pather interface {
 // v1driver works on cgroup v1: one directory tree per controller.
 type v1driver struct {
 	subsystems []cgroup1.Subsystem
+	// extra are hierarchies runc also makes container cgroups in on a
+	// hybrid host (the v2 "unified" mount, systemd's named hierarchy)
+	// that cgroup1.Default does not list; remove cleans them too.
+	extra []string
 }
 
 var _ driver = (*v1driver)(nil)
@@ -33,7 +37,13 @@ func newV1Default() (*v1driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cgroups: find v1 hierarchies: %w", err)
 	}
-	return &v1driver{subsystems: subs}, nil
+	d := &v1driver{subsystems: subs}
+	for _, m := range []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd"} {
+		if st, err := os.Stat(m); err == nil && st.IsDir() {
+			d.extra = append(d.extra, m)
+		}
+	}
+	return d, nil
 }
 
 // newV1At uses the controllers skiff relies on, mounted under root, that
@@ -137,6 +147,11 @@ func (d *v1driver) remove(p string) error {
 			if err := removeTree(ps.Path(p)); err != nil {
 				errs = append(errs, err)
 			}
+		}
+	}
+	for _, m := range d.extra {
+		if err := removeTree(filepath.Join(m, p)); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -312,7 +312,15 @@ func (r *Runtime) reap(ctx context.Context, c client.Container) (exitFacts, erro
 	if st.Status != client.Stopped {
 		return exitFacts{}, fmt.Errorf("container %s has not exited (%s)", c.ID(), st.Status)
 	}
-	f := exitFacts{code: int32(st.ExitStatus), at: st.ExitTime}
+	// The exit moment on the runtime's clock: containerd's wall-clock
+	// exit time, moved by how long ago it was. With the real clock that
+	// is ExitTime itself; with an injected one it stays consistent with
+	// the start times stamped from that clock.
+	at := st.ExitTime
+	if !at.IsZero() {
+		at = r.clock.Now().Add(-time.Since(st.ExitTime))
+	}
+	f := exitFacts{code: int32(st.ExitStatus), at: at}
 	f.reason = exitReason(f.code, r.oomKilled(ctx, c))
 	if _, err := c.SetLabels(ctx, map[string]string{
 		labelExitCode:   strconv.Itoa(int(f.code)),
