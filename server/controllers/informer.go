@@ -38,11 +38,11 @@ type Informer struct {
 	handlers []Handler
 	idxFuncs map[string]IndexFunc
 
-	mu      sync.RWMutex
-	items   map[string]api.Object
-	revs    map[string]int64 // revision of each item
-	tombs   map[string]int64 // key → revision it was deleted at by a write-through
-	indexes map[string]map[string]map[string]struct{}
+	mu       sync.RWMutex
+	items    map[string]api.Object
+	revs     map[string]int64 // revision of each item
+	tombs    map[string]int64 // key → revision it was deleted at by a write-through
+	indexes  map[string]map[string]map[string]struct{}
 	synced   bool
 	syncedCh chan struct{} // closed by the first Resync
 	relists  int
