@@ -78,10 +78,11 @@ func (b *tokenBucket) setRate(r float64, now time.Time) {
 	b.rate = r
 }
 
-// take spends one token if there is one.
+// take spends one token if there is one; at rate zero there never is
+// (tokens saved while the rate was higher do not count).
 func (b *tokenBucket) take(now time.Time) bool {
 	b.refill(now)
-	if b.tokens >= 1 {
+	if b.rate > 0 && b.tokens >= 1 {
 		b.tokens--
 		return true
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/skiffhq/skiff/api/resource"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/uid"
+	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/storage"
 	"github.com/skiffhq/skiff/storage/storagetest"
 )
@@ -346,4 +347,8 @@ func (h *harness) statsOf(uid string) podStats {
 		s.byNode[p.Spec.NodeName]++
 	}
 	return s
+}
+
+func schedPodInfo(t *api.PodTemplateSpec) *scheduler.PodInfo {
+	return scheduler.NewPodInfo(&api.Pod{ObjectMeta: t.ObjectMeta, Spec: t.Spec})
 }
