@@ -275,7 +275,7 @@ func readyNode(name string, labels map[string]string) *api.Node {
 	return &api.Node{
 		ObjectMeta: api.ObjectMeta{Name: name, Labels: maps.Clone(labels)},
 		Status: api.NodeStatus{
-			Capacity: api.ResourceList{api.ResourceCPU: resource.MustParse("4"), api.ResourceMemory: resource.MustParse("8Gi"), api.ResourcePods: resource.MustParse("110")},
+			Capacity:   api.ResourceList{api.ResourceCPU: resource.MustParse("4"), api.ResourceMemory: resource.MustParse("8Gi"), api.ResourcePods: resource.MustParse("110")},
 			Conditions: []api.NodeCondition{{Type: api.NodeReady, Status: api.ConditionTrue}},
 		},
 	}
