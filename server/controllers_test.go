@@ -124,6 +124,27 @@ func (f *fleet) until(what string, live []string, ok func() bool) {
 	}
 }
 
+// tableRow returns the cells of the first row of the server-side table
+// kubectl asks for.
+func (f *fleet) tableRow(path string) []any {
+	req, err := http.NewRequest("GET", f.h.info.URL+path, nil)
+	if err != nil {
+		f.h.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.admin)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	resp, err := f.h.client.Do(req)
+	if err != nil {
+		f.h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tbl api.Table
+	if err := json.NewDecoder(resp.Body).Decode(&tbl); err != nil || len(tbl.Rows) == 0 {
+		f.h.t.Fatalf("table of %s: %v (%d rows)", path, err, len(tbl.Rows))
+	}
+	return tbl.Rows[0].Cells
+}
+
 func (f *fleet) deployment(name string) api.Deployment {
 	var d api.Deployment
 	json.Unmarshal(f.h.mustDo("GET", "/apis/apps/v1/namespaces/default/deployments/"+name, f.admin, "", 200), &d)
@@ -151,8 +172,9 @@ func TestControllersIntegration(t *testing.T) {
 		}
 	}
 	f.until("4 ready replicas", all, ready(4))
-	if out := string(h.mustDo("GET", "/apis/apps/v1/namespaces/default/deployments", f.admin, "", 200)); !strings.Contains(out, `"updatedReplicas":4`) {
-		t.Errorf("deployment list lacks updatedReplicas 4: %s", out)
+	// kubectl get deployments (server-side table): READY UP-TO-DATE AVAILABLE.
+	if cells := f.tableRow("/apis/apps/v1/namespaces/default/deployments"); len(cells) < 4 || fmt.Sprint(cells[:4]) != "[web 4/4 4 4]" {
+		t.Errorf("deployment table row = %v; want web 4/4 4 4", cells)
 	}
 
 	// A deleted pod is replaced.
