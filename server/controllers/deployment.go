@@ -118,19 +118,33 @@ func (c *DeploymentController) sync(ctx context.Context, key string) (time.Durat
 	return wait, errors.Join(errs...)
 }
 
-// recordRevision bumps d's revision annotation when its template hash is
-// not the recorded one, and returns d as stored.
+// recordRevision records on d the revision of its current template: the
+// revision its pods of that template carry if there are any (a rollback
+// to a template still running), else one more than the highest revision
+// seen on d or its pods (so a manifest re-applied without the annotation
+// does not restart the count). It returns d as stored.
 func (c *DeploymentController) recordRevision(ctx context.Context, d *api.Deployment, hash string) (*api.Deployment, error) {
 	if d.Annotations[annotationTemplateHash] == hash && d.Annotations[AnnotationRevision] != "" {
 		return d, nil
 	}
-	rev, _ := strconv.Atoi(d.Annotations[AnnotationRevision])
+	highest, _ := strconv.Atoi(d.Annotations[AnnotationRevision])
+	rev := 0
+	for _, p := range ownedPods(c.in, d.UID) {
+		r, _ := strconv.Atoi(p.Annotations[AnnotationRevision])
+		highest = max(highest, r)
+		if p.Labels[LabelPodTemplateHash] == hash && active(p) {
+			rev = max(rev, r)
+		}
+	}
+	if rev == 0 {
+		rev = highest + 1
+	}
 	cp := *d
 	cp.Annotations = maps.Clone(d.Annotations)
 	if cp.Annotations == nil {
 		cp.Annotations = map[string]string{}
 	}
-	cp.Annotations[AnnotationRevision] = strconv.Itoa(rev + 1)
+	cp.Annotations[AnnotationRevision] = strconv.Itoa(rev)
 	cp.Annotations[annotationTemplateHash] = hash
 	if err := c.cfg.Store.Update(ctx, &cp); err != nil {
 		return nil, fmt.Errorf("record revision of deployment %s/%s: %w", d.Namespace, d.Name, err)

@@ -252,3 +252,39 @@ func TestDeploymentMinReadySecondsAndDeadline(t *testing.T) {
 		t.Errorf("Progressing = %+v; want False %s", c, reasonDeadlineExceeded)
 	}
 }
+
+// TestDeploymentRevisions: each template change is a new revision; going
+// back to a template whose pods still run reuses its revision; a manifest
+// re-applied without the annotations keeps counting.
+func TestDeploymentRevisions(t *testing.T) {
+	h := newHarness(t)
+	h.addNodes(nodes3...)
+	h.create(deployment("web", 2, "nginx:1"))
+	h.settle()
+	rev := func() string {
+		return h.get("deployments", "default", "web").GetObjectMeta().Annotations[AnnotationRevision]
+	}
+	setImage := func(img string) {
+		h.edit("deployments", "default", "web", func(o api.Object) { o.(*api.Deployment).Spec.Template.Spec.Containers[0].Image = img })
+		h.settle()
+	}
+	if rev() != "1" {
+		t.Fatalf("revision = %q; want 1", rev())
+	}
+	setImage("nginx:2") // no agent runs: old pods stay, new ones are created
+	if rev() != "2" {
+		t.Fatalf("revision after a template change = %q; want 2", rev())
+	}
+	setImage("nginx:1")
+	if rev() != "1" {
+		t.Fatalf("revision after going back to the running template = %q; want 1", rev())
+	}
+	h.edit("deployments", "default", "web", func(o api.Object) {
+		o.GetObjectMeta().Annotations = nil
+		o.(*api.Deployment).Spec.Template.Spec.Containers[0].Image = "nginx:3"
+	})
+	h.settle()
+	if rev() != "3" {
+		t.Fatalf("revision after a re-applied manifest with a new template = %q; want 3", rev())
+	}
+}
