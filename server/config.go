@@ -58,9 +58,11 @@ type Config struct {
 	// DefaultClusterCIDR. It is validated and kept for the node IPAM
 	// controller, which does not exist yet.
 	ClusterCIDR string
-	// NodeMonitorGrace and PodEvictionTimeout are kept for the node
-	// lifecycle controller, which does not exist yet. Defaults
-	// DefaultNodeMonitorGrace and DefaultPodEvictionTimeout.
+	// NodeMonitorGrace is how long a node may go without a heartbeat
+	// before the node lifecycle controller marks it unreachable;
+	// PodEvictionTimeout how long its pods then stay before they are
+	// evicted. Defaults DefaultNodeMonitorGrace and
+	// DefaultPodEvictionTimeout.
 	NodeMonitorGrace   time.Duration
 	PodEvictionTimeout time.Duration
 	// SchedulerScoring is the scheduler's resource scoring: LeastAllocated
@@ -70,6 +72,10 @@ type Config struct {
 	// DisableScheduler runs no scheduler: pods stay unbound unless a
 	// client sets spec.nodeName (k3s's --disable-scheduler).
 	DisableScheduler bool
+	// DisableControllers runs no controllers (node lifecycle, Deployment,
+	// DaemonSet, garbage collection): for tests that need a quiet server.
+	// Expired events are still deleted.
+	DisableControllers bool
 	// DisableAgent turns off the local agent. The agent does not exist
 	// yet, so today no local agent runs either way; Run logs so.
 	DisableAgent bool

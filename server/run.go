@@ -17,6 +17,7 @@ import (
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
+	"github.com/skiffhq/skiff/server/controllers"
 	"github.com/skiffhq/skiff/server/events"
 	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/server/tlsutil"
@@ -32,7 +33,8 @@ const (
 	// own before their contexts are cancelled, which ends watch streams
 	// (they never finish on their own).
 	shutdownGrace = time.Second
-	// eventExpiryInterval is how often expired events are deleted.
+	// eventExpiryInterval is how often expired events (and join tokens)
+	// are deleted, and the garbage collector rescans everything.
 	eventExpiryInterval = time.Minute
 )
 
@@ -52,6 +54,7 @@ type server struct {
 	liveness    *apiserver.Liveness
 	metrics     *serverMetrics
 	sched       *scheduler.Scheduler
+	ctrl        *controllers.Manager
 	// adminToken is held from setup until the client configs are
 	// written, then dropped.
 	adminToken string
@@ -155,6 +158,19 @@ func (s *server) setup(ctx context.Context) error {
 	if _, err := s.tokens.EnsureDefaultJoinToken(ctx, cfg.path(joinTokenName)); err != nil {
 		return err
 	}
+	s.ctrl, err = controllers.New(controllers.Config{
+		Store: st, Clock: s.clk, Logger: s.log.With("component", "controllers"),
+		Recorder: func(component string) controllers.EventRecorder { return s.events.NewRecorder(component, "") },
+		Liveness: s.liveness.Last, NodeMonitorGrace: cfg.NodeMonitorGrace, PodEvictionTimeout: cfg.PodEvictionTimeout,
+		GCInterval: eventExpiryInterval,
+		Sweeps: []controllers.Sweep{
+			{Name: "events", Run: s.events.Expire},
+			{Name: "join-tokens", Run: s.tokens.DeleteExpiredJoinTokens},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("controllers: %w", err)
+	}
 	s.joinLimiter = auth.NewLimiter(auth.LimiterConfig{Clock: s.clk})
 	s.authLimiter = auth.NewLimiter(auth.LimiterConfig{Clock: s.clk})
 	s.adminToken = adminToken
@@ -208,7 +224,18 @@ func (s *server) serve(ctx context.Context) error {
 	// closes.
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
-	loops.Go(func() { s.events.Run(loopCtx, eventExpiryInterval) })
+	if cfg.DisableControllers {
+		s.log.Info("controllers disabled")
+		// The garbage collector normally expires events; without it,
+		// they still go.
+		loops.Go(func() { s.events.Run(loopCtx, eventExpiryInterval) })
+	} else {
+		loops.Go(func() {
+			if err := s.ctrl.Run(loopCtx); err != nil {
+				s.log.Error("controllers stopped", "err", err)
+			}
+		})
+	}
 	if cfg.DisableScheduler {
 		s.log.Info("scheduler disabled (--disable-scheduler)")
 	} else {

@@ -46,7 +46,7 @@ func startCLIHarness(t *testing.T) *cliHarness {
 	ready := make(chan server.Info, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- server.Run(ctx, server.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Clock: h.srvClk, DisableScheduler: true, DisableAgent: true, Ready: func(i server.Info) { ready <- i }})
+		done <- server.Run(ctx, server.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Clock: h.srvClk, DisableScheduler: true, DisableControllers: true, DisableAgent: true, Ready: func(i server.Info) { ready <- i }})
 	}()
 	select {
 	case h.info = <-ready:

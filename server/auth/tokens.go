@@ -175,6 +175,36 @@ func (t *Tokens) ListJoinTokens(ctx context.Context) ([]JoinTokenInfo, error) {
 	return out, nil
 }
 
+// DeleteExpiredJoinTokens deletes every join token whose expiry has
+// passed (tokens that never expire are kept) and returns how many it
+// deleted. The garbage collector calls it periodically; a token deleted
+// meanwhile by someone else is not an error.
+func (t *Tokens) DeleteExpiredJoinTokens(ctx context.Context) (int, error) {
+	secrets, err := t.store.ListSecrets(ctx, SystemNamespace)
+	if err != nil {
+		return 0, fmt.Errorf("auth: delete expired join tokens: %w", err)
+	}
+	now := t.clk.Now()
+	n := 0
+	var errs []error
+	for _, s := range secrets {
+		if s.Type != SecretTypeJoinToken {
+			continue
+		}
+		r, err := decodeJoinToken(s)
+		if err != nil || r.expires.IsZero() || now.Before(r.expires) {
+			continue // undecodable ones are left for an operator
+		}
+		switch err := t.store.DeleteSecret(ctx, SystemNamespace, s.Name); {
+		case err == nil:
+			n++
+		case !api.IsNotFound(err):
+			errs = append(errs, fmt.Errorf("auth: delete expired join token %s: %w", r.id, err))
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
 // DeleteJoinToken deletes the join token with the given id, or returns an
 // error wrapping ErrTokenNotFound. Node credentials already obtained with
 // it stay valid. Deleting the default token also needs join.token removed,

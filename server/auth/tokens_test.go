@@ -270,3 +270,28 @@ func TestDeleteNodeCredentialAllowsFreshJoin(t *testing.T) {
 		t.Errorf("Authenticate(new credential) = %v, %v; want node n1", id, err)
 	}
 }
+
+func TestDeleteExpiredJoinTokens(t *testing.T) {
+	h := newHarness(t)
+	short := h.create(t, time.Hour)
+	long := h.create(t, 48*time.Hour)
+	never := h.create(t, 0)
+	if n, err := h.tok.DeleteExpiredJoinTokens(h.ctx); err != nil || n != 0 {
+		t.Fatalf("DeleteExpiredJoinTokens before any expiry = %d, %v; want 0, nil", n, err)
+	}
+	h.clk.Advance(time.Hour)
+	if n, err := h.tok.DeleteExpiredJoinTokens(h.ctx); err != nil || n != 1 {
+		t.Fatalf("DeleteExpiredJoinTokens after 1h = %d, %v; want 1, nil", n, err)
+	}
+	got, err := h.tok.ListJoinTokens(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, i := range got {
+		ids[i.ID] = true
+	}
+	if ids[short.ID] || !ids[long.ID] || !ids[never.ID] {
+		t.Errorf("tokens left = %v; want %s and %s, not %s", ids, long.ID, never.ID, short.ID)
+	}
+}

@@ -1,0 +1,332 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/storage"
+)
+
+// annotationTemplateHash records on a Deployment the pod-template-hash of
+// its current revision (AnnotationRevision), so the revision number is
+// bumped exactly when the template changes.
+const annotationTemplateHash = "skiff.io/pod-template-hash"
+
+// Deployment condition types and reasons, as Kubernetes writes them.
+const (
+	DeploymentAvailable   = "Available"
+	DeploymentProgressing = "Progressing"
+
+	reasonMinimumAvailable   = "MinimumReplicasAvailable"
+	reasonMinimumUnavailable = "MinimumReplicasUnavailable"
+	reasonNewRSAvailable     = "NewReplicaSetAvailable"
+	reasonRSUpdated          = "ReplicaSetUpdated"
+	reasonDeadlineExceeded   = "ProgressDeadlineExceeded"
+	reasonScaling            = "ScalingReplicaSet"
+	reasonFailedCreate       = "FailedCreate"
+)
+
+// maxNamePrefix bounds the generated part of a pod name, as Kubernetes'
+// generateName (63 less the 5-character suffix).
+const maxNamePrefix = 58
+
+// DeploymentController keeps each Deployment's pods at its replicas and
+// rolls template changes out. Pods of one template revision share a
+// pod-template-hash label; the ReplicaSet Kubernetes would keep per
+// revision is implicit (events and messages name it <deployment>-<hash>).
+type DeploymentController struct {
+	cfg   Config
+	in    *Informers
+	pods  podWriter
+	rec   EventRecorder
+	queue *Queue
+}
+
+func newDeploymentController(cfg Config, in *Informers, w podWriter) *DeploymentController {
+	c := &DeploymentController{cfg: cfg, in: in, pods: w, rec: cfg.recorder("deployment-controller"), queue: NewQueue(cfg.Clock)}
+	in.Deployments.AddHandler(func(_, cur api.Object) {
+		if cur != nil {
+			c.queue.Add(KeyOf(cur))
+		}
+	})
+	in.Pods.AddHandler(func(old, cur api.Object) {
+		for _, o := range []api.Object{old, cur} {
+			if o == nil {
+				continue
+			}
+			if ref := controllerRef(o.GetObjectMeta()); ref != nil && ref.Kind == "Deployment" {
+				c.queue.Add(o.GetObjectMeta().Namespace + "/" + ref.Name)
+			}
+		}
+	})
+	return c
+}
+
+func (c *DeploymentController) worker() *worker {
+	return &worker{name: "deployment", queue: c.queue, sync: c.sync}
+}
+
+// ownedPods returns the pods whose controller is the object with uid.
+func ownedPods(in *Informers, uid string) []*api.Pod {
+	objs := in.Pods.ByIndex(indexByOwner, uid)
+	out := make([]*api.Pod, len(objs))
+	for i, o := range objs {
+		out[i] = o.(*api.Pod)
+	}
+	return out
+}
+
+// sync reconciles one Deployment: records its revision, takes one rollout
+// step, and writes its status.
+func (c *DeploymentController) sync(ctx context.Context, key string) (time.Duration, error) {
+	obj := c.in.Deployments.Get(key)
+	if obj == nil {
+		return 0, nil // deleted: the garbage collector removes its pods
+	}
+	d := obj.(*api.Deployment)
+	if d.DeletionTimestamp != nil {
+		return 0, nil
+	}
+	now := c.cfg.Clock.Now()
+	hash := templateHash(&d.Spec.Template, d.Status.CollisionCount)
+	d, err := c.recordRevision(ctx, d, hash)
+	if err != nil {
+		return 0, err
+	}
+	minReady := time.Duration(d.Spec.MinReadySeconds) * time.Second
+	var errs []error
+	if !d.Spec.Paused {
+		g := groupPods(ownedPods(c.in, d.UID), hash, minReady, now)
+		if err := c.apply(ctx, d, g, planRollout(d, g), now); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	g := groupPods(ownedPods(c.in, d.UID), hash, minReady, now)
+	wait, err := c.writeStatus(ctx, d, g, now)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if g.wait > 0 && (wait == 0 || g.wait < wait) {
+		wait = g.wait
+	}
+	return wait, errors.Join(errs...)
+}
+
+// recordRevision records on d the revision of its current template: the
+// revision its pods of that template carry if there are any (a rollback
+// to a template still running), else one more than the highest revision
+// seen on d or its pods (so a manifest re-applied without the annotation
+// does not restart the count). It returns d as stored.
+func (c *DeploymentController) recordRevision(ctx context.Context, d *api.Deployment, hash string) (*api.Deployment, error) {
+	if d.Annotations[annotationTemplateHash] == hash && d.Annotations[AnnotationRevision] != "" {
+		return d, nil
+	}
+	highest, _ := strconv.Atoi(d.Annotations[AnnotationRevision])
+	rev := 0
+	for _, p := range ownedPods(c.in, d.UID) {
+		r, _ := strconv.Atoi(p.Annotations[AnnotationRevision])
+		highest = max(highest, r)
+		if p.Labels[LabelPodTemplateHash] == hash && active(p) {
+			rev = max(rev, r)
+		}
+	}
+	if rev == 0 {
+		rev = highest + 1
+	}
+	cp := *d
+	cp.Annotations = maps.Clone(d.Annotations)
+	if cp.Annotations == nil {
+		cp.Annotations = map[string]string{}
+	}
+	cp.Annotations[AnnotationRevision] = strconv.Itoa(rev)
+	cp.Annotations[annotationTemplateHash] = hash
+	if err := c.cfg.Store.Update(ctx, &cp); err != nil {
+		return nil, fmt.Errorf("record revision of deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	c.in.Deployments.Assume(&cp)
+	return &cp, nil
+}
+
+// rsName is the name Kubernetes would give the ReplicaSet of a revision.
+func rsName(d *api.Deployment, hash string) string { return d.Name + "-" + hash }
+
+// apply carries out plan for d: creates new pods (slow start) and deletes
+// the chosen ones, recording a ScalingReplicaSet event per revision
+// scaled.
+func (c *DeploymentController) apply(ctx context.Context, d *api.Deployment, g podGroups, plan rolloutPlan, now time.Time) error {
+	var errs []error
+	if plan.create > 0 {
+		prefix := rsName(d, g.hash) + "-"
+		if len(prefix) > maxNamePrefix {
+			prefix = prefix[:maxNamePrefix]
+		}
+		extra := map[string]string{LabelPodTemplateHash: g.hash}
+		ann := map[string]string{AnnotationRevision: d.Annotations[AnnotationRevision]}
+		o := owner{kind: "Deployment", meta: &d.ObjectMeta}
+		created, err := slowStart(plan.create, func(int) error {
+			p, err := newPod(&d.Spec.Template, o, prefix, extra, ann, "", now)
+			if err != nil {
+				return err
+			}
+			return c.pods.create(ctx, p)
+		})
+		if created > 0 {
+			eventf(ctx, c.rec, d, api.EventTypeNormal, reasonScaling, "Scaled up replica set %s to %d", rsName(d, g.hash), len(g.newPods)+created)
+		}
+		if err != nil {
+			eventf(ctx, c.rec, d, api.EventTypeWarning, reasonFailedCreate, "Error creating pods: %v", err)
+			errs = append(errs, fmt.Errorf("create pods of deployment %s/%s: %w", d.Namespace, d.Name, err))
+		}
+	}
+	if len(plan.delete) > 0 {
+		deleted := map[string]int{} // hash → how many deleted
+		ok := make([]bool, len(plan.delete))
+		_, err := slowStart(len(plan.delete), func(i int) error {
+			if err := c.pods.delete(ctx, plan.delete[i], now); err != nil {
+				return err
+			}
+			ok[i] = true
+			return nil
+		})
+		remaining := map[string]int{}
+		for _, p := range append(append([]*api.Pod(nil), g.newPods...), g.oldPods...) {
+			remaining[p.Labels[LabelPodTemplateHash]]++
+		}
+		for i, p := range plan.delete {
+			if ok[i] {
+				deleted[p.Labels[LabelPodTemplateHash]]++
+			}
+		}
+		for h, n := range deleted {
+			eventf(ctx, c.rec, d, api.EventTypeNormal, reasonScaling, "Scaled down replica set %s to %d", rsName(d, h), remaining[h]-n)
+		}
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("delete pods of deployment %s/%s: %w", d.Namespace, d.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deploymentStatus computes d's status from its pods at now.
+func deploymentStatus(d *api.Deployment, g podGroups, now time.Time) api.DeploymentStatus {
+	desired := desiredReplicas(d)
+	_, maxUnavailable := rollingBounds(d)
+	avail := g.newAvail + g.oldAvail
+	st := api.DeploymentStatus{
+		ObservedGeneration:  d.Generation,
+		Replicas:            int32(len(g.newPods) + len(g.oldPods)),
+		UpdatedReplicas:     int32(len(g.newPods)),
+		ReadyReplicas:       int32(g.newReady + g.oldReady),
+		AvailableReplicas:   int32(avail),
+		UnavailableReplicas: int32(max(desired-avail, 0)),
+		CollisionCount:      d.Status.CollisionCount,
+	}
+	conds := d.Status.Conditions
+	if avail >= desired-maxUnavailable {
+		conds = setCondition(conds, api.DeploymentCondition{Type: DeploymentAvailable, Status: api.ConditionTrue,
+			Reason: reasonMinimumAvailable, Message: "Deployment has minimum availability."}, now)
+	} else {
+		conds = setCondition(conds, api.DeploymentCondition{Type: DeploymentAvailable, Status: api.ConditionFalse,
+			Reason: reasonMinimumUnavailable, Message: "Deployment does not have minimum availability."}, now)
+	}
+	complete := len(g.oldPods) == 0 && len(g.newPods) == desired && g.newAvail == desired
+	rs := rsName(d, g.hash)
+	progressed := d.Status.UpdatedReplicas != st.UpdatedReplicas || d.Status.AvailableReplicas != st.AvailableReplicas ||
+		d.Status.Replicas != st.Replicas || d.Status.ObservedGeneration != st.ObservedGeneration
+	prev := findCondition(d.Status.Conditions, DeploymentProgressing)
+	switch {
+	case complete:
+		conds = setCondition(conds, api.DeploymentCondition{Type: DeploymentProgressing, Status: api.ConditionTrue,
+			Reason: reasonNewRSAvailable, Message: fmt.Sprintf("ReplicaSet %q has successfully progressed.", rs)}, now)
+	case progressed || prev == nil || prev.Reason == reasonNewRSAvailable:
+		c := api.DeploymentCondition{Type: DeploymentProgressing, Status: api.ConditionTrue,
+			Reason: reasonRSUpdated, Message: fmt.Sprintf("ReplicaSet %q is progressing.", rs)}
+		conds = setCondition(conds, c, now)
+		// Progress itself refreshes the update time, which the deadline
+		// is measured from.
+		findCondition(conds, DeploymentProgressing).LastUpdateTime = api.NewTime(now)
+	case deadlineExceeded(d, prev, now):
+		conds = setCondition(conds, api.DeploymentCondition{Type: DeploymentProgressing, Status: api.ConditionFalse,
+			Reason: reasonDeadlineExceeded, Message: fmt.Sprintf("ReplicaSet %q has timed out progressing.", rs)}, now)
+	}
+	st.Conditions = conds
+	return st
+}
+
+func deadlineExceeded(d *api.Deployment, prev *api.DeploymentCondition, now time.Time) bool {
+	if d.Spec.ProgressDeadlineSeconds == nil || prev == nil || prev.Reason != reasonRSUpdated {
+		return false
+	}
+	return now.Sub(prev.LastUpdateTime.Time) > time.Duration(*d.Spec.ProgressDeadlineSeconds)*time.Second
+}
+
+// writeStatus stores d's status when it changed. It returns when d
+// should be looked at again for its progress deadline.
+func (c *DeploymentController) writeStatus(ctx context.Context, d *api.Deployment, g podGroups, now time.Time) (time.Duration, error) {
+	st := deploymentStatus(d, g, now)
+	var wait time.Duration
+	if p := findCondition(st.Conditions, DeploymentProgressing); p != nil && p.Reason == reasonRSUpdated && d.Spec.ProgressDeadlineSeconds != nil {
+		wait = p.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds)*time.Second).Sub(now) + time.Second
+	}
+	if reflect.DeepEqual(st, d.Status) {
+		return wait, nil
+	}
+	cp := *d
+	cp.Status = st
+	if err := c.cfg.Store.Update(ctx, &cp); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("update status of deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	c.in.Deployments.Assume(&cp)
+	return wait, nil
+}
+
+// setCondition returns a copy of conds with cond set, keeping the
+// transition time when the status is unchanged and both times when
+// nothing changed.
+func setCondition(conds []api.DeploymentCondition, cond api.DeploymentCondition, now time.Time) []api.DeploymentCondition {
+	out := make([]api.DeploymentCondition, 0, len(conds)+1)
+	found := false
+	for _, c := range conds {
+		if c.Type != cond.Type {
+			out = append(out, c)
+			continue
+		}
+		found = true
+		switch {
+		case c.Status == cond.Status && c.Reason == cond.Reason && c.Message == cond.Message:
+			out = append(out, c)
+		case c.Status == cond.Status:
+			cond.LastTransitionTime = c.LastTransitionTime
+			cond.LastUpdateTime = api.NewTime(now)
+			out = append(out, cond)
+		default:
+			cond.LastTransitionTime = api.NewTime(now)
+			cond.LastUpdateTime = api.NewTime(now)
+			out = append(out, cond)
+		}
+	}
+	if !found {
+		cond.LastTransitionTime = api.NewTime(now)
+		cond.LastUpdateTime = api.NewTime(now)
+		out = append(out, cond)
+	}
+	return out
+}
+
+func findCondition(conds []api.DeploymentCondition, typ string) *api.DeploymentCondition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}

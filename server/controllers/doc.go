@@ -1,0 +1,50 @@
+// Package controllers holds skiff's built-in controllers, the parts of
+// kube-controller-manager an edge fleet relies on: node lifecycle,
+// Deployment, DaemonSet and garbage collection.
+//
+// # Shape
+//
+// Each controller is fed by shared informers (informer.go): one per
+// resource, each lists the store, watches from the list's revision and
+// relists when the watch ends (compacted, too slow, or a read error). An
+// informer keeps the latest object of every key, with indexes (pods by
+// node, by controlling owner), and calls handlers that only enqueue keys.
+// Controllers write through the store with resourceVersion preconditions
+// and put what they wrote back into the informer (write-through), so the
+// next reconcile sees its own writes even before the watch delivers them;
+// the informer never lets an older revision replace a newer one.
+//
+// Work is keyed by object in a Queue (queue.go): a key is queued once
+// however often it is added, processed by one worker at a time, retried
+// with per-key exponential backoff on error. Reconciles are level
+// triggered: sync(key) reads the latest state and moves the world one step
+// towards the spec, whatever events led there. The decisions themselves
+// are pure functions of state and now (planRollout, planDaemon,
+// nodeHealthOf, evictionDue, …), tested without a store.
+//
+//   - Node lifecycle (nodelifecycle.go): a node whose last heartbeat is
+//     older than NodeMonitorGrace gets Ready=Unknown and the unreachable
+//     taints; after PodEvictionTimeout its controller-owned pods are marked
+//     for deletion (graceful, so the agent stops them when the node is back)
+//     and its bare pods are marked Failed (reason NodeLost). Evictions are
+//     rate-limited per node, slowed or stopped when most nodes are unhealthy
+//     at once (eviction.go).
+//   - Deployment (deployment.go, rollout.go): pods of each template
+//     revision carry a pod-template-hash label (the ReplicaSet layer is
+//     implicit: pods grouped by hash); RollingUpdate and Recreate; status.
+//   - DaemonSet (daemonset.go): one pod per matching node, rolling update
+//     bounded by maxUnavailable.
+//   - Garbage collection (gc.go): dependents of deleted owners, pods bound
+//     to deleted nodes, terminated pods beyond a threshold, and periodic
+//     sweeps the server hands in (expired join tokens and events).
+//
+// Time comes from Config.Clock; tests step a fake clock.
+//
+// # What it must not do
+//
+// Controllers never write pod specs (only metadata for deletion, and pod
+// status when a node is lost), never bind pods to nodes except a
+// DaemonSet's own pods, and never import other server packages but the
+// scheduler's exported predicates; the server wires liveness, events and
+// sweeps in through Config.
+package controllers

@@ -1,0 +1,330 @@
+package controllers
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/uid"
+	"github.com/skiffhq/skiff/storage"
+)
+
+// Labels and annotations the controllers put on pods and workloads, as
+// Kubernetes names them.
+const (
+	// LabelPodTemplateHash marks a Deployment's pods with the hash of the
+	// template they were made from (the revision they belong to).
+	LabelPodTemplateHash = "pod-template-hash"
+	// LabelControllerRevisionHash marks a DaemonSet's pods likewise.
+	LabelControllerRevisionHash = "controller-revision-hash"
+	// AnnotationRevision numbers a Deployment's template revisions: on the
+	// Deployment (its current revision) and on each pod (its own).
+	AnnotationRevision = "deployment.kubernetes.io/revision"
+)
+
+// Index names of the pod informer.
+const (
+	indexByOwner = "owner" // controlling owner's UID
+	indexByNode  = "node"  // spec.nodeName
+)
+
+func podsByOwner(obj api.Object) []string {
+	if ref := controllerRef(obj.GetObjectMeta()); ref != nil {
+		return []string{ref.UID}
+	}
+	return nil
+}
+
+func podsByNode(obj api.Object) []string {
+	if n := obj.(*api.Pod).Spec.NodeName; n != "" {
+		return []string{n}
+	}
+	return nil
+}
+
+// controllerRef returns m's controlling owner reference, or nil.
+func controllerRef(m *api.ObjectMeta) *api.OwnerReference {
+	for i := range m.OwnerReferences {
+		if r := &m.OwnerReferences[i]; r.Controller != nil && *r.Controller {
+			return r
+		}
+	}
+	return nil
+}
+
+func finished(p *api.Pod) bool {
+	return p.Status.Phase == api.PodSucceeded || p.Status.Phase == api.PodFailed
+}
+
+// active reports whether p counts towards its controller's replicas: not
+// being deleted and not finished.
+func active(p *api.Pod) bool { return p.DeletionTimestamp == nil && !finished(p) }
+
+// podReady returns whether p's Ready condition is True, and since when.
+func podReady(p *api.Pod) (bool, time.Time) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == api.PodReady {
+			return c.Status == api.ConditionTrue, c.LastTransitionTime.Time
+		}
+	}
+	return false, time.Time{}
+}
+
+// podAvailable reports whether p has been ready for minReady at now, and
+// if it is ready but not yet available, how long until it is.
+func podAvailable(p *api.Pod, minReady time.Duration, now time.Time) (bool, time.Duration) {
+	ready, since := podReady(p)
+	if !ready || p.DeletionTimestamp != nil {
+		return false, 0
+	}
+	if minReady <= 0 {
+		return true, 0
+	}
+	if left := since.Add(minReady).Sub(now); left > 0 {
+		return false, left
+	}
+	return true, 0
+}
+
+// rankForDeletion orders pods so that the ones to delete first come first,
+// as Kubernetes' ActivePods ordering: unscheduled before scheduled,
+// pending before running, not ready before ready, newer before older;
+// ties by name so the choice is reproducible.
+func rankForDeletion(pods []*api.Pod) {
+	phaseRank := func(p *api.Pod) int {
+		switch p.Status.Phase {
+		case api.PodPending:
+			return 0
+		case api.PodUnknown:
+			return 1
+		}
+		return 2
+	}
+	b2i := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	slices.SortFunc(pods, func(a, b *api.Pod) int {
+		if c := cmp.Compare(b2i(a.Spec.NodeName != ""), b2i(b.Spec.NodeName != "")); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(phaseRank(a), phaseRank(b)); c != 0 {
+			return c
+		}
+		ra, _ := podReady(a)
+		rb, _ := podReady(b)
+		if c := cmp.Compare(b2i(ra), b2i(rb)); c != 0 {
+			return c
+		}
+		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+}
+
+// templateHash hashes a pod template (and the collision count, when set)
+// into a short label-safe string, as Kubernetes' pod-template-hash.
+func templateHash(t *api.PodTemplateSpec, collisions *int32) string {
+	h := fnv.New32a()
+	b, _ := json.Marshal(t) // plain data: cannot fail
+	h.Write(b)
+	if collisions != nil {
+		fmt.Fprintf(h, "/%d", *collisions)
+	}
+	return safeEncode(fmt.Sprint(h.Sum32()))
+}
+
+// safeEncode maps the digits of s onto an alphabet without vowels, so a
+// hash never spells a word (Kubernetes' rand.SafeEncodeString).
+func safeEncode(s string) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	out := []byte(s)
+	for i, c := range out {
+		out[i] = alphabet[int(c)%len(alphabet)]
+	}
+	return string(out)
+}
+
+// randomSuffix returns five characters of the same alphabet.
+func randomSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	var b [5]byte
+	rand.Read(b[:])
+	for i, c := range b {
+		b[i] = alphabet[int(c)%len(alphabet)]
+	}
+	return string(b[:])
+}
+
+// owner describes the controller that makes a pod.
+type owner struct {
+	kind string // Deployment, DaemonSet
+	meta *api.ObjectMeta
+}
+
+// newPod builds a pod from template t for o: named prefix plus a random
+// suffix, labelled with extra, owned by o, bound to node when set. The
+// template is deep-copied. The result is defaulted and validated.
+func newPod(t *api.PodTemplateSpec, o owner, prefix string, extra, annotations map[string]string, node string, now time.Time) (*api.Pod, error) {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return nil, fmt.Errorf("copy template: %w", err)
+	}
+	var tc api.PodTemplateSpec
+	if err := json.Unmarshal(b, &tc); err != nil {
+		return nil, fmt.Errorf("copy template: %w", err)
+	}
+	yes := true
+	p := &api.Pod{Spec: tc.Spec}
+	p.Labels = tc.Labels
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	for k, v := range extra {
+		p.Labels[k] = v
+	}
+	p.Annotations = tc.Annotations
+	for k, v := range annotations {
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[k] = v
+	}
+	p.Namespace = o.meta.Namespace
+	p.Name = prefix + randomSuffix()
+	p.UID = uid.New()
+	p.CreationTimestamp = api.NewTime(now)
+	p.Generation = 1
+	p.OwnerReferences = []api.OwnerReference{{
+		APIVersion: "apps/v1", Kind: o.kind, Name: o.meta.Name, UID: o.meta.UID,
+		Controller: &yes, BlockOwnerDeletion: &yes,
+	}}
+	if node != "" {
+		p.Spec.NodeName = node
+	}
+	p.Status = api.PodStatus{Phase: api.PodPending}
+	api.SetTypeMeta(p)
+	api.SetDefaults(p)
+	if errs := api.Validate(p); len(errs) > 0 {
+		return nil, fmt.Errorf("pod for %s %s/%s is invalid: %w", o.kind, o.meta.Namespace, o.meta.Name, errs)
+	}
+	return p, nil
+}
+
+// podWriter makes the pod writes every controller shares, through the
+// store, and puts their results into the pod informer.
+type podWriter struct {
+	store *storage.Store
+	pods  *Informer
+}
+
+// create stores p, picking another random suffix if the name is taken.
+func (w podWriter) create(ctx context.Context, p *api.Pod) error {
+	base := p.Name[:len(p.Name)-5]
+	var err error
+	for range 5 {
+		if err = w.store.Create(ctx, p); err == nil {
+			w.pods.Assume(p)
+			return nil
+		}
+		if !errors.Is(err, storage.ErrExists) {
+			break
+		}
+		p.Name = base + randomSuffix()
+	}
+	return err
+}
+
+// delete deletes p as a graceful API delete does: a pod running on a node
+// is marked (deletionTimestamp, grace period) so that its agent stops it
+// and then removes it; an unbound or finished pod is removed at once. The
+// write is conditional on p's resourceVersion. A pod already gone is not
+// an error.
+func (w podWriter) delete(ctx context.Context, p *api.Pod, now time.Time) error {
+	if p.Spec.NodeName == "" || finished(p) {
+		return w.remove(ctx, p)
+	}
+	if p.DeletionTimestamp != nil {
+		return nil
+	}
+	c := *p
+	g := int64(30)
+	if p.Spec.TerminationGracePeriodSeconds != nil {
+		g = *p.Spec.TerminationGracePeriodSeconds
+	}
+	c.DeletionTimestamp = api.NewTimePtr(now)
+	c.DeletionGracePeriodSeconds = &g
+	if err := w.store.Update(ctx, &c); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	w.pods.Assume(&c)
+	return nil
+}
+
+// remove deletes p from the store at once (conditional on its
+// resourceVersion).
+func (w podWriter) remove(ctx context.Context, p *api.Pod) error {
+	out, err := w.store.Delete(ctx, "pods", p.Namespace, p.Name, p.ResourceVersion)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	w.pods.AssumeDeleted(p, revisionOf(out))
+	return nil
+}
+
+// update stores p (a modified copy of a cached pod, its resourceVersion
+// the precondition).
+func (w podWriter) update(ctx context.Context, p *api.Pod) error {
+	if err := w.store.Update(ctx, p); err != nil {
+		return err
+	}
+	w.pods.Assume(p)
+	return nil
+}
+
+// slowStart runs fn for n items in batches of 1, 2, 4, … (at most
+// maxBatch), the items of a batch concurrently so the store commits them
+// together, stopping after the first batch with an error, as Kubernetes'
+// slowStartBatch: a failing request (quota, invalid template) fails once
+// rather than n times. It returns how many succeeded and the errors.
+func slowStart(n int, fn func(i int) error) (int, error) {
+	const maxBatch = 256
+	done := 0
+	for size := 1; done < n; size = min(2*size, maxBatch) {
+		batch := min(size, n-done)
+		errs := make([]error, batch)
+		var wg sync.WaitGroup
+		for j := range batch {
+			wg.Go(func() { errs[j] = fn(done + j) })
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			if err == nil {
+				ok++
+			}
+		}
+		done += batch
+		if err := errors.Join(errs...); err != nil {
+			return done - batch + ok, err
+		}
+	}
+	return done, nil
+}

@@ -1,0 +1,206 @@
+package controllers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// Backoff bounds of Queue.AddRateLimited.
+const (
+	baseRetryDelay = 5 * time.Millisecond
+	maxRetryDelay  = 5 * time.Minute
+)
+
+// Queue is a work queue keyed by object key, as client-go's: a key is
+// queued at most once however often it is added; a key being processed
+// is not handed to another worker, and if it is added meanwhile it is
+// queued again when Done is called. Delayed adds (AddAfter,
+// AddRateLimited) wait on the Clock. Safe for concurrent use.
+type Queue struct {
+	clk clock.Clock
+
+	mu         sync.Mutex
+	order      []string
+	queued     map[string]bool
+	processing map[string]bool
+	dirty      map[string]bool      // added while processing
+	waiting    map[string]time.Time // delayed adds: key → when
+	failures   map[string]int
+	wake       chan struct{} // closed and replaced on every change
+}
+
+// NewQueue returns an empty queue on clk.
+func NewQueue(clk clock.Clock) *Queue {
+	return &Queue{
+		clk: clock.Or(clk), queued: map[string]bool{}, processing: map[string]bool{}, dirty: map[string]bool{},
+		waiting: map[string]time.Time{}, failures: map[string]int{}, wake: make(chan struct{}),
+	}
+}
+
+// Add queues key now.
+func (q *Queue) Add(key string) {
+	q.mu.Lock()
+	q.addLocked(key)
+	q.mu.Unlock()
+}
+
+func (q *Queue) addLocked(key string) {
+	delete(q.waiting, key)
+	switch {
+	case q.processing[key]:
+		q.dirty[key] = true
+	case !q.queued[key]:
+		q.queued[key] = true
+		q.order = append(q.order, key)
+	}
+	q.signalLocked()
+}
+
+func (q *Queue) signalLocked() {
+	close(q.wake)
+	q.wake = make(chan struct{})
+}
+
+// AddAfter queues key once d has passed; an earlier pending delayed add
+// of the same key wins.
+func (q *Queue) AddAfter(key string, d time.Duration) {
+	if d <= 0 {
+		q.Add(key)
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	at := q.clk.Now().Add(d)
+	if t, ok := q.waiting[key]; ok && !at.Before(t) {
+		return
+	}
+	q.waiting[key] = at
+	q.signalLocked()
+}
+
+// AddRateLimited queues key after a delay that doubles with each
+// failure since the last Forget.
+func (q *Queue) AddRateLimited(key string) {
+	q.mu.Lock()
+	n := q.failures[key]
+	q.failures[key] = n + 1
+	q.mu.Unlock()
+	d := baseRetryDelay << min(n, 30)
+	q.AddAfter(key, min(d, maxRetryDelay))
+}
+
+// Forget resets key's failure count.
+func (q *Queue) Forget(key string) {
+	q.mu.Lock()
+	delete(q.failures, key)
+	q.mu.Unlock()
+}
+
+// promoteLocked queues every delayed key that is due at now and returns
+// when the next one is due (zero if none).
+func (q *Queue) promoteLocked(now time.Time) time.Time {
+	var next time.Time
+	for k, t := range q.waiting {
+		if !t.After(now) {
+			delete(q.waiting, k)
+			if q.processing[k] {
+				q.dirty[k] = true
+			} else if !q.queued[k] {
+				q.queued[k] = true
+				q.order = append(q.order, k)
+			}
+			continue
+		}
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	return next
+}
+
+// TryGet returns a key ready at the clock's now without waiting; the
+// caller must call Done with it.
+func (q *Queue) TryGet() (string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.promoteLocked(q.clk.Now())
+	return q.popLocked()
+}
+
+func (q *Queue) popLocked() (string, bool) {
+	if len(q.order) == 0 {
+		return "", false
+	}
+	k := q.order[0]
+	q.order[0] = ""
+	q.order = q.order[1:]
+	delete(q.queued, k)
+	q.processing[k] = true
+	return k, true
+}
+
+// Get waits for a key until ctx ends (ok false); the caller must call
+// Done with it.
+func (q *Queue) Get(ctx context.Context) (key string, ok bool) {
+	for {
+		q.mu.Lock()
+		next := q.promoteLocked(q.clk.Now())
+		if k, ok := q.popLocked(); ok {
+			q.mu.Unlock()
+			return k, true
+		}
+		wake := q.wake
+		q.mu.Unlock()
+		var timeout <-chan time.Time
+		var t clock.Timer
+		if !next.IsZero() {
+			t = q.clk.NewTimer(next.Sub(q.clk.Now()))
+			timeout = t.C()
+		}
+		select {
+		case <-ctx.Done():
+		case <-wake:
+		case <-timeout:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if ctx.Err() != nil {
+			return "", false
+		}
+	}
+}
+
+// Done marks key processed; if it was added meanwhile it is queued again.
+func (q *Queue) Done(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.processing, key)
+	if q.dirty[key] {
+		delete(q.dirty, key)
+		q.addLocked(key)
+	}
+}
+
+// Len returns how many keys are ready or being processed.
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.order) + len(q.processing)
+}
+
+// NextDelayed returns when the earliest delayed key is due.
+func (q *Queue) NextDelayed() (time.Time, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var next time.Time
+	for _, t := range q.waiting {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	return next, !next.IsZero()
+}
