@@ -48,12 +48,17 @@ func nodeInternalIP(n *api.Node) netip.Addr {
 // by a node earlier in name order are left out. It is a pure function;
 // the result is sorted by node name.
 func peersFrom(nodes []*api.Node, self string, cluster netip.Prefix) []Peer {
-	sorted := append([]*api.Node(nil), nodes...)
+	sorted := make([]*api.Node, 0, len(nodes))
+	for _, n := range nodes {
+		if n != nil {
+			sorted = append(sorted, n)
+		}
+	}
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	seen := map[netip.Prefix]bool{}
 	var out []Peer
 	for _, n := range sorted {
-		if n == nil || n.Name == self || n.DeletionTimestamp != nil {
+		if n.Name == self || n.DeletionTimestamp != nil {
 			continue
 		}
 		p, err := netip.ParsePrefix(n.Spec.PodCIDR)
