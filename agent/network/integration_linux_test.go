@@ -10,8 +10,6 @@ import (
 	"github.com/skiffhq/skiff/api"
 )
 
-
-
 const testCluster = "10.244.0.0/16"
 
 // testHost is one simulated node: a namespace and its Manager.
