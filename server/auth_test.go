@@ -73,7 +73,10 @@ func TestNodeAuthorizationRealTLS(t *testing.T) {
 		{"own mirror pod", "POST", "/api/v1/namespaces/default/pods", fmt.Sprintf(mirrorJSON, "ma", "a"), 201},
 		{"get namespace", "GET", "/api/v1/namespaces/default", "", 200},
 
-		{"other node", "GET", "/api/v1/nodes/b", "", 403},
+		{"other node (read-only, for the overlay)", "GET", "/api/v1/nodes/b", "", 200},
+		{"all nodes (read-only, for the overlay)", "GET", "/api/v1/nodes", "", 200},
+		{"update other node", "PATCH", "/api/v1/nodes/b", `{"metadata":{"labels":{"x":"y"}}}`, 403},
+		{"delete other node", "DELETE", "/api/v1/nodes/b", "", 403},
 		{"other node status", "PATCH", "/api/v1/nodes/b/status", statusPatch, 403},
 		{"other node's pod", "GET", "/api/v1/namespaces/default/pods/pb", "", 403},
 		{"missing pod", "GET", "/api/v1/namespaces/default/pods/nope", "", 403},

@@ -19,6 +19,7 @@ import (
 	"github.com/skiffhq/skiff/server/auth"
 	"github.com/skiffhq/skiff/server/controllers"
 	"github.com/skiffhq/skiff/server/events"
+	"github.com/skiffhq/skiff/server/ipam"
 	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/server/tlsutil"
 	"github.com/skiffhq/skiff/storage"
@@ -55,6 +56,7 @@ type server struct {
 	metrics     *serverMetrics
 	sched       *scheduler.Scheduler
 	ctrl        *controllers.Manager
+	nodeIPAM    *ipam.Controller
 	// adminToken is held from setup until the client configs are
 	// written, then dropped.
 	adminToken string
@@ -141,6 +143,12 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
+	s.nodeIPAM, err = ipam.NewController(ipam.Config{
+		Store: st, ClusterCIDR: cfg.ClusterCIDR, Clock: s.clk, Logger: s.log.With("component", "node-ipam"),
+	})
+	if err != nil {
+		return err
+	}
 	s.metrics = newServerMetrics(st, s.liveness)
 	s.metrics.addScheduler(s.sched.Metrics())
 	if err := s.api.Bootstrap(ctx); err != nil {
@@ -224,6 +232,7 @@ func (s *server) serve(ctx context.Context) error {
 	// closes.
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
+	loops.Go(func() { s.nodeIPAM.Run(loopCtx) })
 	if cfg.DisableControllers {
 		s.log.Info("controllers disabled")
 		// The garbage collector normally expires events; without it,

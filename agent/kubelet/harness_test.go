@@ -105,20 +105,30 @@ type harness struct {
 	ready   bool
 	readyMu sync.Mutex
 	k       *Kubelet
-	updates chan config.PodUpdate
-	cancel  context.CancelFunc
-	done    chan error
+	// configure adjusts the Config of every Kubelet start makes.
+	configure func(*Config)
+	updates   chan config.PodUpdate
+	cancel    context.CancelFunc
+	done      chan error
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return newHarnessWith(t, nil)
+}
+
+// newHarnessWith is newHarness with configure applied to the Kubelet's
+// Config before it starts (and at every restart).
+func newHarnessWith(t *testing.T, configure func(*Config)) *harness {
+	t.Helper()
 	h := &harness{
-		t:       t,
-		clock:   clock.NewFake(t0),
-		status:  newFakeStatus(),
-		objects: &fakeObjects{secrets: map[string]*api.Secret{}, configMaps: map[string]*api.ConfigMap{}},
-		dir:     t.TempDir(),
-		ready:   true,
+		configure: configure,
+		t:         t,
+		clock:     clock.NewFake(t0),
+		status:    newFakeStatus(),
+		objects:   &fakeObjects{secrets: map[string]*api.Secret{}, configMaps: map[string]*api.ConfigMap{}},
+		dir:       t.TempDir(),
+		ready:     true,
 	}
 	h.rt = fake.New(h.clock)
 	h.start()
@@ -128,13 +138,17 @@ func newHarness(t *testing.T) *harness {
 // start runs a new Kubelet on the harness's runtime, clock and dir.
 func (h *harness) start() {
 	h.t.Helper()
-	k, err := New(Config{
+	cfg := Config{
 		NodeName: "node-1", PodsDir: h.dir, Runtime: h.rt, Status: h.status, Objects: h.objects,
 		Clock:        h.clock,
 		HostIP:       func() string { return "192.0.2.10" },
 		PodIP:        func(uid string) string { return "10.42.0.7" },
 		SourcesReady: func() bool { h.readyMu.Lock(); defer h.readyMu.Unlock(); return h.ready },
-	})
+	}
+	if h.configure != nil {
+		h.configure(&cfg)
+	}
+	k, err := New(cfg)
 	if err != nil {
 		h.t.Fatalf("New() = %v", err)
 	}

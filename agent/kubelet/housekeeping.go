@@ -38,6 +38,7 @@ func (k *Kubelet) housekeeping(ctx context.Context) {
 		k.workers.killOrphan(orphan, int64(k.cfg.OrphanGrace.Seconds()))
 	}
 	k.workers.forgetFinished(wanted)
+	k.reconcileNetwork(ctx)
 	if err := k.removeDeadPodDirs(wanted); err != nil {
 		k.log.Warn("remove pod directories", "err", err)
 	}

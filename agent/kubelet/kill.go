@@ -66,6 +66,9 @@ func (k *Kubelet) killPod(ctx context.Context, pod *api.Pod, override *int64, ke
 	k.mu.Lock()
 	delete(k.reasons, pod.UID)
 	k.mu.Unlock()
+	if k.cfg.Prober != nil {
+		k.cfg.Prober.RemovePod(pod.UID)
+	}
 	if !orphan {
 		if rs, err = k.pleg.fresh(ctx, pod.UID); err != nil {
 			return err
@@ -90,6 +93,11 @@ func (k *Kubelet) removePod(ctx context.Context, uid string) error {
 		}
 		if err := k.rt.RemoveContainer(ctx, c.ID); err != nil {
 			return fmt.Errorf("remove container %s: %w", c.Name, err)
+		}
+	}
+	if k.cfg.Network != nil {
+		if err := k.cfg.Network.TearDownPod(ctx, uid); err != nil {
+			return fmt.Errorf("tear down pod network: %w", err)
 		}
 	}
 	if rs.Sandbox != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/agent/config"
+	"github.com/skiffhq/skiff/agent/prober"
 	"github.com/skiffhq/skiff/agent/runtime"
 	"github.com/skiffhq/skiff/agent/volumes"
 	"github.com/skiffhq/skiff/api"
@@ -37,11 +38,40 @@ type ObjectGetter interface {
 	GetConfigMap(ctx context.Context, ns, name string) (*api.ConfigMap, error)
 }
 
-// ProbeResult is a probe's verdict on a container; for now any result
-// just triggers a sync of the pod.
+// ProbeResult says a probe's verdict on a container changed; the kubelet
+// syncs the pod, which reads the verdicts from Config.Prober.
 type ProbeResult struct {
 	PodUID    string
 	Container string
+}
+
+// Network sets up and tears down pods' networks; agent/network's Manager
+// is one. The kubelet calls SetUpPod after it created a pod's sandbox
+// (and again while PodIP is "", so a failed set-up is retried), and
+// TearDownPod before it removes the sandbox. If it also has
+// Reconcile(ctx, live []string) error, housekeeping calls that with every
+// pod the agent still knows.
+type Network interface {
+	SetUpPod(ctx context.Context, podUID, netnsPath string, pod *api.Pod) (ip string, err error)
+	TearDownPod(ctx context.Context, podUID string) error
+	PodIP(uid string) string
+}
+
+// networkReconciler is the optional capability of a Network.
+type networkReconciler interface {
+	Reconcile(ctx context.Context, live []string) error
+}
+
+// Prober runs the containers' probes; agent/prober's Manager is one. The
+// kubelet tells it each pod's running app containers at every sync, reads
+// readiness for the containers' ready and the pod's Ready condition, and
+// restarts a container whose liveness (or startup) probe failed.
+type Prober interface {
+	UpdatePod(pod *api.Pod, running []prober.Container)
+	RemovePod(uid string)
+	Ready(uid, container, containerID string) bool
+	Started(uid, container, containerID string) bool
+	LivenessFailed(uid, container, containerID string) bool
 }
 
 // Config wires a Kubelet. NodeName, PodsDir, Runtime and Status are
@@ -66,6 +96,15 @@ type Config struct {
 	SourcesReady func() bool
 	// ProbeResults triggers syncs of the pods it names (may be nil).
 	ProbeResults <-chan ProbeResult
+	// Network gives pods that are not hostNetwork their network (nil:
+	// none; pods get only loopback). When PodIP is nil, Network.PodIP is
+	// used.
+	Network Network
+	// Prober runs probes (nil: none; running containers are ready).
+	Prober Prober
+	// ResolvConf is the host file pods' /etc/resolv.conf is made from
+	// [/etc/resolv.conf].
+	ResolvConf string
 	// Allocatable stands in for unset limits in resourceFieldRef env.
 	Allocatable api.ResourceList
 
@@ -105,8 +144,14 @@ func (c *Config) setDefaults() {
 	if c.HostIP == nil {
 		c.HostIP = func() string { return "" }
 	}
+	if c.PodIP == nil && c.Network != nil {
+		c.PodIP = c.Network.PodIP
+	}
 	if c.PodIP == nil {
 		c.PodIP = func(string) string { return "" }
+	}
+	if c.ResolvConf == "" {
+		c.ResolvConf = "/etc/resolv.conf"
 	}
 	if c.SourcesReady == nil {
 		c.SourcesReady = func() bool { return true }

@@ -341,3 +341,16 @@ func (w *podWorkers) idle() bool {
 
 // wait waits for every worker goroutine to exit (after ctx ends).
 func (w *podWorkers) wait() { w.wg.Wait() }
+
+// activeUIDs lists the pods whose worker has not finished.
+func (w *podWorkers) activeUIDs() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for uid, r := range w.records {
+		if r.finishedAt.IsZero() {
+			out = append(out, uid)
+		}
+	}
+	return out
+}

@@ -86,6 +86,9 @@ type statusInput struct {
 	// stopped: the pod was killed; a phase that would go on becomes
 	// Failed (or Succeeded when every container exited 0).
 	stopped bool
+	// probed says whether a running app container instance is ready and
+	// started, by its probes; nil: ready and started once running.
+	probed func(name, id string) (ready, started bool)
 }
 
 // generateStatus builds the API status of a pod from the runtime's view,
@@ -135,7 +138,12 @@ func generateStatus(in statusInput) api.PodStatus {
 		appWaiting = ReasonPodInitializing
 	}
 	for i := range pod.Spec.Containers {
-		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(pc, in.reasons, &pod.Spec.Containers[i], false, appWaiting))
+		cs := containerStatus(pc, in.reasons, &pod.Spec.Containers[i], false, appWaiting)
+		if cs.State.Running != nil && in.probed != nil {
+			ready, started := in.probed(cs.Name, strings.TrimPrefix(cs.ContainerID, containerIDPrefix))
+			cs.Ready, cs.Started = ready && started, &started
+		}
+		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
 
 	st.Phase = podPhase(pod, st, initDone, initFailed)

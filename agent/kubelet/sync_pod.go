@@ -26,6 +26,15 @@ func (k *Kubelet) syncPod(ctx context.Context, pod *api.Pod) (syncResult, error)
 	if err != nil {
 		return syncResult{}, err
 	}
+	k.updateProber(pod, rs)
+	if killed, err := k.killUnhealthy(ctx, pod, rs); err != nil {
+		return syncResult{}, err
+	} else if killed {
+		if rs, err = k.pleg.fresh(ctx, pod.UID); err != nil {
+			return syncResult{}, err
+		}
+		k.updateProber(pod, rs)
+	}
 	st := k.generate(pod, rs, false)
 	k.sendStatus(pod, st)
 	if st.Phase == api.PodSucceeded || st.Phase == api.PodFailed {
@@ -50,6 +59,9 @@ func (k *Kubelet) syncPod(ctx context.Context, pod *api.Pod) (syncResult, error)
 	} else {
 		sandbox = *rs.Sandbox
 	}
+	if err := k.setUpNetwork(ctx, pod, sandbox, acts.createSandbox); err != nil {
+		return syncResult{}, err
+	}
 	grace := gracePeriod(pod, nil)
 	for _, kc := range acts.kill {
 		acted = true
@@ -72,6 +84,7 @@ func (k *Kubelet) syncPod(ctx context.Context, pod *api.Pod) (syncResult, error)
 	}
 	if acted {
 		if rs, err = k.pleg.fresh(ctx, pod.UID); err == nil {
+			k.updateProber(pod, rs)
 			k.sendStatus(pod, k.generate(pod, rs, false))
 		}
 	}
@@ -173,6 +186,9 @@ func (k *Kubelet) containerConfig(ctx context.Context, pod *api.Pod, c *api.Cont
 	if err != nil {
 		return runtime.ContainerConfig{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	if mounts, err = k.etcMounts(pod, mounts); err != nil {
+		return runtime.ContainerConfig{}, err
+	}
 	vals := make(map[string]string, len(env))
 	cfg := runtime.ContainerConfig{
 		PodUID: pod.UID, PodName: pod.Name, Namespace: pod.Namespace,
@@ -251,10 +267,16 @@ func (k *Kubelet) generate(pod *api.Pod, rs *runtime.PodStatus, stopped bool) ap
 	if !ok {
 		old = pod.Status // restored or adopted: keep startTime and transitions
 	}
-	return generateStatus(statusInput{
+	in := statusInput{
 		pod: pod, runtime: rs, reasons: reasons, old: old, now: k.clock.Now(),
 		hostIP: k.cfg.HostIP(), podIP: k.podIP(pod), stopped: stopped,
-	})
+	}
+	if pr := k.cfg.Prober; pr != nil {
+		in.probed = func(name, id string) (bool, bool) {
+			return pr.Ready(pod.UID, name, id), pr.Started(pod.UID, name, id)
+		}
+	}
+	return generateStatus(in)
 }
 
 // sendStatus hands st to the status manager when it changed.

@@ -61,6 +61,12 @@ type Runtime interface {
 	// log file stays; the agent's housekeeping removes logs).
 	RemoveContainer(ctx context.Context, id string) error
 
+	// Exec runs cmd inside the running container id (its namespaces,
+	// environment and user) and returns its exit code and combined output
+	// (capped). After timeout the command is killed and the error wraps
+	// ErrExecTimeout. Probes use it.
+	Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (exitCode int, output []byte, err error)
+
 	// ListPods returns every pod the runtime holds anything of — running
 	// or exited containers, or just a sandbox — grouped by pod UID. It is
 	// the source of truth the agent adopts after a restart.
@@ -78,6 +84,7 @@ var (
 	ErrImagePull      = errors.New("image pull failed")
 	ErrImageNeverPull = errors.New("image not present and pull policy is Never")
 	ErrInvalidConfig  = errors.New("invalid container config")
+	ErrExecTimeout    = errors.New("exec timed out")
 )
 
 // Container labels every container carries, so that ListPods can rebuild

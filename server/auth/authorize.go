@@ -85,9 +85,10 @@ type Decision struct {
 // arguments, safe to call from anywhere.
 //
 // An admin may do anything; an anonymous identity nothing. A node may:
-//   - get, update and patch its own Node and its status, create its own
-//     Node (registration), and list or watch nodes with the field selector
-//     metadata.name=<itself>;
+//   - get, update and patch its own Node and its status, and create its
+//     own Node (registration);
+//   - get, list and watch every Node, read-only (the pod network's
+//     overlay needs every node's podCIDR and address);
 //   - get pods (and pods/status) bound to it, list and watch pods only with
 //     the field selector spec.nodeName=<itself>, update and patch the
 //     status of pods bound to it, delete pods bound to it (confirming a
@@ -158,10 +159,12 @@ func (n nodeRequest) nodes() Decision {
 	r := n.req
 	switch {
 	case n.isList():
-		if r.Subresource == "" && r.FieldSelector[FieldMetadataName] == n.node {
-			return allow(n.who + " may " + string(r.Verb) + " its own Node")
+		if r.Subresource == "" {
+			return allow(n.who + " may " + string(r.Verb) + " nodes (read-only, for the pod network)")
 		}
-		return deny("%s may %s nodes only with fieldSelector %s=%s", n.who, r.Verb, FieldMetadataName, n.node)
+		return n.denyDefault()
+	case r.Verb == VerbGet && r.Subresource == "":
+		return allow(n.who + " may get nodes (read-only, for the pod network)")
 	case r.Name != n.node:
 		return deny("%s may not %s %q", n.who, n.what(), r.Name)
 	case r.Verb == VerbCreate && r.Subresource == "",

@@ -55,14 +55,18 @@ func TestAuthorizeNode(t *testing.T) {
 		{req(patch, "nodes/status", "", "node-a"), true, ""},
 		{req(create, "nodes", "", "node-a"), true, ""},
 		{req(del, "nodes", "", "node-a"), false, `node "node-a" may not delete nodes`},
-		{req(get, "nodes", "", "node-b"), false, `node "node-a" may not get nodes "node-b"`},
+		{req(get, "nodes", "", "node-b"), true, ""}, // read-only, for the overlay
+		{req(get, "nodes/status", "", "node-b"), false, `node "node-a" may not get nodes/status "node-b"`},
 		{req(update, "nodes/status", "", "node-b"), false, `may not update nodes/status "node-b"`},
 		{req(patch, "nodes", "", "node-b"), false, `"node-b"`},
 		{req(create, "nodes", "", "node-b"), false, `"node-b"`},
 		{req(create, "nodes/status", "", "node-a"), false, "may not create nodes/status"},
-		{req(list, "nodes", "", ""), false, "only with fieldSelector metadata.name=node-a"},
+		// Every Node may be listed and watched (read-only) for the overlay.
+		{req(list, "nodes", "", ""), true, ""},
+		{req(watch, "nodes", "", ""), true, ""},
 		{with(req(watch, "nodes", "", ""), selector("metadata.name", "node-a")), true, ""},
-		{with(req(watch, "nodes", "", ""), selector("metadata.name", "node-b")), false, "only with fieldSelector"},
+		{with(req(watch, "nodes", "", ""), selector("metadata.name", "node-b")), true, ""},
+		{req(list, "nodes/status", "", ""), false, "may not list nodes/status"},
 
 		// Pods bound to it.
 		{with(req(get, "pods", "default", "p"), boundTo("node-a")), true, ""},

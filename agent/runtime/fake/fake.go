@@ -72,6 +72,7 @@ type Runtime struct {
 	events      chan runtime.Event
 	dropped     int
 	startErrors map[string]error
+	execFn      ExecFunc
 }
 
 var _ runtime.Runtime = (*Runtime)(nil)

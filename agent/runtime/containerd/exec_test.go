@@ -1,0 +1,46 @@
+package containerd
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/agent/runtime"
+	"github.com/skiffhq/skiff/api"
+)
+
+// TestIntegrationExec runs commands in a running busybox container on a
+// real containerd: exit codes and output come back, a command past its
+// timeout is killed, and a stopped container refuses.
+func TestIntegrationExec(t *testing.T) {
+	h := newHarness(t)
+	sb := h.sandbox(false, api.PodQOSBestEffort, 0)
+	cfg := h.config(sb, "sleeper", "echo ready > /tmp/ready; sleep 600")
+	cfg.Env = []string{"GREETING=hi"}
+	id := h.run(cfg)
+	h.waitState(id, runtime.StateRunning)
+
+	code, out, err := h.rt.Exec(h.ctx, id, []string{"sh", "-c", "cat /tmp/ready; echo $GREETING; echo err >&2; exit 3"}, 10*time.Second)
+	if err != nil || code != 3 || !strings.Contains(string(out), "ready\nhi\n") || !strings.Contains(string(out), "err") {
+		t.Fatalf("Exec = %d, %q, %v; want 3 with ready, hi and err", code, out, err)
+	}
+	code, _, err = h.rt.Exec(h.ctx, id, []string{"true"}, 10*time.Second)
+	if err != nil || code != 0 {
+		t.Fatalf("Exec(true) = %d, %v; want 0", code, err)
+	}
+	start := time.Now()
+	_, _, err = h.rt.Exec(h.ctx, id, []string{"sleep", "30"}, 300*time.Millisecond)
+	if !errors.Is(err, runtime.ErrExecTimeout) || time.Since(start) > 10*time.Second {
+		t.Fatalf("Exec(sleep 30) with 300ms timeout = %v after %v; want ErrExecTimeout soon", err, time.Since(start))
+	}
+	if _, _, err := h.rt.Exec(h.ctx, id, nil, time.Second); !errors.Is(err, runtime.ErrInvalidConfig) {
+		t.Fatalf("Exec(no command) = %v; want ErrInvalidConfig", err)
+	}
+	if err := h.rt.StopContainer(h.ctx, id, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.rt.Exec(h.ctx, id, []string{"true"}, time.Second); err == nil {
+		t.Fatal("Exec in a stopped container = nil error")
+	}
+}
