@@ -108,9 +108,16 @@ type harness struct {
 	updates chan config.PodUpdate
 	cancel  context.CancelFunc
 	done    chan error
+	admit   func(pod *api.Pod, others []*api.Pod) (bool, string, string)
 }
 
 func newHarness(t *testing.T) *harness {
+	t.Helper()
+	return newAdmitHarness(t, nil)
+}
+
+// newAdmitHarness is newHarness with Config.Admit set to admit.
+func newAdmitHarness(t *testing.T, admit func(pod *api.Pod, others []*api.Pod) (bool, string, string)) *harness {
 	t.Helper()
 	h := &harness{
 		t:       t,
@@ -119,6 +126,7 @@ func newHarness(t *testing.T) *harness {
 		objects: &fakeObjects{secrets: map[string]*api.Secret{}, configMaps: map[string]*api.ConfigMap{}},
 		dir:     t.TempDir(),
 		ready:   true,
+		admit:   admit,
 	}
 	h.rt = fake.New(h.clock)
 	h.start()
@@ -134,6 +142,7 @@ func (h *harness) start() {
 		HostIP:       func() string { return "192.0.2.10" },
 		PodIP:        func(uid string) string { return "10.42.0.7" },
 		SourcesReady: func() bool { h.readyMu.Lock(); defer h.readyMu.Unlock(); return h.ready },
+		Admit:        h.admit,
 	})
 	if err != nil {
 		h.t.Fatalf("New() = %v", err)
