@@ -153,7 +153,9 @@ func unusedImages(imgs []runtime.Image, rpods []runtime.PodStatus) []runtime.Ima
 	used := map[string]bool{}
 	for _, p := range rpods {
 		for _, c := range p.Containers {
-			used[c.Image] = true
+			if c.Image != "" {
+				used[c.Image] = true
+			}
 			if c.ImageID != "" {
 				used[c.ImageID] = true
 			}
