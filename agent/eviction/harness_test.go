@@ -159,7 +159,9 @@ func newHarness(t *testing.T, flags map[string]string) *harness {
 	}}
 	h.m, err = New(cfg, Deps{
 		Stats: h.stats, Pods: h.pods, Reclaimer: h.rt, Recorder: h.rec, Clock: h.clock,
-		Allocatable:        func() api.ResourceList { return api.ResourceList{api.ResourceCPU: q("2"), api.ResourceMemory: q("1Gi")} },
+		Allocatable: func() api.ResourceList {
+			return api.ResourceList{api.ResourceCPU: q("2"), api.ResourceMemory: q("1Gi")}
+		},
 		OnConditionsChange: func() { h.changes++ },
 	})
 	if err != nil {
