@@ -97,3 +97,9 @@ func tolerates(ts []api.Toleration, taint api.Taint) bool {
 	}
 	return false
 }
+
+// PressureTaintKeys are the taint keys Manager.Taints owns, for
+// node.Config.TaintKeys.
+func PressureTaintKeys() []string {
+	return []string{TaintMemoryPressure, TaintDiskPressure, TaintPIDPressure}
+}
