@@ -273,6 +273,25 @@ func (m *Manager) RootStats() (MemoryStats, error) {
 	return s, nil
 }
 
+// StatsOf returns the memory use of p (from Pods), without looking the
+// pod up again: the eviction manager reads every pod each second.
+func (m *Manager) StatsOf(p Pod) (MemoryStats, error) {
+	s, err := m.drv.memory(p.Path)
+	if err != nil {
+		return MemoryStats{}, fmt.Errorf("read memory of cgroup %s: %w", p.Path, err)
+	}
+	return s, nil
+}
+
+// ProcessesOf returns how many tasks p (from Pods) holds.
+func (m *Manager) ProcessesOf(p Pod) (uint64, error) {
+	n, err := m.drv.pids(p.Path)
+	if err != nil {
+		return 0, fmt.Errorf("read pids of cgroup %s: %w", p.Path, err)
+	}
+	return n, nil
+}
+
 // Processes returns how many tasks (processes and threads) the pod's
 // cgroup holds, from pids.current.
 func (m *Manager) Processes(uid string) (uint64, error) {

@@ -120,14 +120,26 @@ func (n *NodeStats) Summary(ctx context.Context, pods []*api.Pod) (Summary, erro
 	if s.PIDs, err = pidStats(); err != nil {
 		return Summary{}, err
 	}
+	cgs, err := n.cfg.Cgroups.Pods()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Summary{}, err
+	}
+	byUID := make(map[string]cgroups.Pod, len(cgs))
+	for _, c := range cgs {
+		byUID[c.UID] = c
+	}
 	for _, pod := range pods {
-		ms, err := n.cfg.Cgroups.Stats(pod.UID)
-		if err != nil {
+		cg, ok := byUID[pod.UID]
+		if !ok {
 			continue // no cgroup yet (or gone): no stats
+		}
+		ms, err := n.cfg.Cgroups.StatsOf(cg)
+		if err != nil {
+			continue
 		}
 		ps := n.diskUsage(ctx, pod, s.Time)
 		ps.MemoryWorkingSet = int64(ms.WorkingSet)
-		if p, err := n.cfg.Cgroups.Processes(pod.UID); err == nil {
+		if p, err := n.cfg.Cgroups.ProcessesOf(cg); err == nil {
 			ps.Processes = int64(p)
 		}
 		s.Pods[pod.UID] = ps
