@@ -11,6 +11,8 @@ import (
 
 	"github.com/skiffhq/skiff/agent/config"
 	"github.com/skiffhq/skiff/agent/kubelet"
+	"github.com/skiffhq/skiff/agent/runtime"
+	"github.com/skiffhq/skiff/agent/status"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
 )
@@ -378,3 +380,10 @@ func (m *Manager) Admit(pod *api.Pod, others []*api.Pod) (ok bool, reason, messa
 	}
 	return admitPod(pod, others, conds, alloc, m.cfg.MaxPods)
 }
+
+// The agent's implementations of the interfaces declared here.
+var (
+	_ PodSource = (*kubelet.Kubelet)(nil)
+	_ Recorder  = (*status.Recorder)(nil)
+	_ Reclaimer = runtime.Runtime(nil)
+)
