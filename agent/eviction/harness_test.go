@@ -108,10 +108,9 @@ func (f *fakePods) killed() []kill {
 
 // fakeRecorder records events as "type reason message".
 type fakeRecorder struct {
-	mu     sync.Mutex
-	pod    []string
-	node   []string
-	nodeUp int
+	mu   sync.Mutex
+	pod  []string
+	node []string
 }
 
 func (r *fakeRecorder) Eventf(pod *api.Pod, eventType, reason, format string, args ...any) {
