@@ -40,6 +40,8 @@ type driver interface {
 	children(p string) ([]string, error)
 	memory(p string) (MemoryStats, error)
 	oomKills(p string) (uint64, error)
+	pids(p string) (uint64, error)
+	memoryDir(p string) (string, bool)
 }
 
 // Manager creates, updates, lists and removes pod cgroups under one root.
@@ -259,4 +261,62 @@ func (m *Manager) OOMKills(p string) (uint64, error) {
 		return 0, fmt.Errorf("cgroups: invalid cgroup path %q", p)
 	}
 	return m.drv.oomKills(path.Clean(p))
+}
+
+// RootStats returns the memory use of the cgroup root (every pod's), the
+// working set the allocatableMemory.available eviction signal reads.
+func (m *Manager) RootStats() (MemoryStats, error) {
+	s, err := m.drv.memory(m.root)
+	if err != nil {
+		return MemoryStats{}, fmt.Errorf("read memory of cgroup %s: %w", m.root, err)
+	}
+	return s, nil
+}
+
+// StatsOf returns the memory use of p (from Pods), without looking the
+// pod up again: the eviction manager reads every pod each second.
+func (m *Manager) StatsOf(p Pod) (MemoryStats, error) {
+	s, err := m.drv.memory(p.Path)
+	if err != nil {
+		return MemoryStats{}, fmt.Errorf("read memory of cgroup %s: %w", p.Path, err)
+	}
+	return s, nil
+}
+
+// ProcessesOf returns how many tasks p (from Pods) holds.
+func (m *Manager) ProcessesOf(p Pod) (uint64, error) {
+	n, err := m.drv.pids(p.Path)
+	if err != nil {
+		return 0, fmt.Errorf("read pids of cgroup %s: %w", p.Path, err)
+	}
+	return n, nil
+}
+
+// Processes returns how many tasks (processes and threads) the pod's
+// cgroup holds, from pids.current.
+func (m *Manager) Processes(uid string) (uint64, error) {
+	p, err := m.Pod(uid)
+	if err != nil {
+		return 0, err
+	}
+	n, err := m.drv.pids(p.Path)
+	if err != nil {
+		return 0, fmt.Errorf("read pids of cgroup %s: %w", p.Path, err)
+	}
+	return n, nil
+}
+
+// MemoryDir returns the directory of the memory controller's files for
+// the cgroup root ("" for the hierarchy's own root, the whole machine):
+// where the eviction manager's memory notifier arms its thresholds.
+func (m *Manager) MemoryDir(hierarchyRoot bool) (string, error) {
+	p := m.root
+	if hierarchyRoot {
+		p = "/"
+	}
+	d, ok := m.drv.memoryDir(p)
+	if !ok {
+		return "", errors.New("cgroups: no memory controller")
+	}
+	return d, nil
 }

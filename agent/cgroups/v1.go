@@ -186,6 +186,22 @@ func (d *v1driver) oomKills(p string) (uint64, error) {
 	return kv["oom_kill"], nil
 }
 
+func (d *v1driver) pids(p string) (uint64, error) {
+	s, ok := d.subsystem(cgroup1.Pids)
+	if !ok {
+		return 0, errors.New("no pids controller")
+	}
+	return readUint(filepath.Join(s.Path(p), "pids.current"))
+}
+
+func (d *v1driver) memoryDir(p string) (string, bool) {
+	s, ok := d.subsystem(cgroup1.Memory)
+	if !ok {
+		return "", false
+	}
+	return s.Path(p), true
+}
+
 func workingSet(usage, inactiveFile uint64) uint64 {
 	if inactiveFile >= usage {
 		return 0

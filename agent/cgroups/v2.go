@@ -130,3 +130,9 @@ func (d *v2driver) oomKills(p string) (uint64, error) {
 	}
 	return kv["oom_kill"], nil
 }
+
+func (d *v2driver) pids(p string) (uint64, error) {
+	return readUint(filepath.Join(d.dir(p), "pids.current"))
+}
+
+func (d *v2driver) memoryDir(p string) (string, bool) { return d.dir(p), true }

@@ -117,6 +117,12 @@ func newHarness(t *testing.T) *harness {
 	return newHarnessWith(t, nil)
 }
 
+// newAdmitHarness is newHarness with Config.Admit set to admit.
+func newAdmitHarness(t *testing.T, admit func(pod *api.Pod, others []*api.Pod) (bool, string, string)) *harness {
+	t.Helper()
+	return newHarnessWith(t, func(c *Config) { c.Admit = admit })
+}
+
 // newHarnessWith is newHarness with configure applied to the Kubelet's
 // Config before it starts (and at every restart).
 func newHarnessWith(t *testing.T, configure func(*Config)) *harness {

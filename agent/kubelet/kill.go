@@ -15,13 +15,14 @@ import (
 const minGracePeriod = 2 * time.Second
 
 // gracePeriod is how long pod's containers get to stop: override when
-// given (eviction), else deletionGracePeriodSeconds, else
+// given (eviction; as in the kubelet an override may go below the
+// minimum, 0 kills at once), else deletionGracePeriodSeconds, else
 // terminationGracePeriodSeconds, else 30 s; never under 2 s.
 func gracePeriod(pod *api.Pod, override *int64) time.Duration {
 	secs := api.DefaultTerminationGracePeriodSeconds
 	switch {
 	case override != nil:
-		secs = *override
+		return time.Duration(max(*override, 0)) * time.Second
 	case pod.DeletionGracePeriodSeconds != nil:
 		secs = *pod.DeletionGracePeriodSeconds
 	case pod.Spec.TerminationGracePeriodSeconds != nil:
@@ -73,7 +74,14 @@ func (k *Kubelet) killPod(ctx context.Context, pod *api.Pod, override *int64, ke
 		if rs, err = k.pleg.fresh(ctx, pod.UID); err != nil {
 			return err
 		}
-		k.sendStatus(pod, k.generate(pod, rs, true))
+		st := k.generate(pod, rs, true)
+		k.mu.Lock()
+		ev, evicted := k.evicted[pod.UID]
+		k.mu.Unlock()
+		if evicted {
+			st.Phase, st.Reason, st.Message = api.PodFailed, ev.Reason, ev.Message
+		}
+		k.sendStatus(pod, st)
 	}
 	if keep {
 		return nil
@@ -123,6 +131,7 @@ func (k *Kubelet) cleanupPod(ctx context.Context, pod *api.Pod) error {
 	k.mu.Lock()
 	delete(k.reasons, pod.UID)
 	delete(k.sent, pod.UID)
+	delete(k.evicted, pod.UID)
 	k.mu.Unlock()
 	k.queue.forget(pod.UID)
 	if len(pod.Spec.Containers) > 0 {

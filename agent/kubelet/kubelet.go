@@ -119,6 +119,13 @@ type Config struct {
 	MaxLogSize int64
 	// OrphanGrace is the grace period of containers no source wants [2s].
 	OrphanGrace time.Duration
+
+	// Admit, when set, is asked before a pod the agent has never run is
+	// first started, with the other pods that are not finished; a refused
+	// pod is never started and its status becomes Failed with reason and
+	// message (the kubelet's admission: eviction and resource fit). It is
+	// called from the sync loop and must not block.
+	Admit func(pod *api.Pod, others []*api.Pod) (ok bool, reason, message string)
 }
 
 // Validate reports the first missing required field.
@@ -191,7 +198,12 @@ type Kubelet struct {
 	pods    map[string]*api.Pod                 // desired pods, by UID
 	reasons map[string]map[string]waitingReason // by pod UID, then containerKey
 	sent    map[string]api.PodStatus            // last status sent, by pod UID
-	flushes chan chan struct{}                  // tests: run a sync-loop pass
+	// evicted holds the reason and message a pod killed by KillPodWithStatus
+	// ends with, by pod UID.
+	evicted map[string]waitingReason
+	// rejected are the pods Config.Admit refused, by UID; they never run.
+	rejected map[string]bool
+	flushes  chan chan struct{} // tests: run a sync-loop pass
 }
 
 // New returns a Kubelet for cfg; it fails on an invalid cfg.
@@ -201,18 +213,20 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	cfg.setDefaults()
 	k := &Kubelet{
-		cfg:     cfg,
-		clock:   cfg.Clock,
-		log:     cfg.Logger,
-		rt:      cfg.Runtime,
-		volumes: &volumes.Manager{PodsDir: cfg.PodsDir, Objects: cfg.Objects},
-		queue:   newWorkQueue(),
-		crash:   newBackoff(backoffInitial, backoffMax),
-		pulls:   newBackoff(backoffInitial, backoffMax),
-		pods:    map[string]*api.Pod{},
-		reasons: map[string]map[string]waitingReason{},
-		sent:    map[string]api.PodStatus{},
-		flushes: make(chan chan struct{}),
+		cfg:      cfg,
+		clock:    cfg.Clock,
+		log:      cfg.Logger,
+		rt:       cfg.Runtime,
+		volumes:  &volumes.Manager{PodsDir: cfg.PodsDir, Objects: cfg.Objects},
+		queue:    newWorkQueue(),
+		crash:    newBackoff(backoffInitial, backoffMax),
+		pulls:    newBackoff(backoffInitial, backoffMax),
+		pods:     map[string]*api.Pod{},
+		reasons:  map[string]map[string]waitingReason{},
+		sent:     map[string]api.PodStatus{},
+		evicted:  map[string]waitingReason{},
+		rejected: map[string]bool{},
+		flushes:  make(chan chan struct{}),
 	}
 	k.pleg = newPLEG(cfg.Runtime, cfg.Clock, cfg.Logger)
 	return k, nil
@@ -285,14 +299,27 @@ func (k *Kubelet) handleUpdate(u config.PodUpdate) {
 		switch u.Op {
 		case config.ADD, config.UPDATE, config.RESTORE:
 			k.setPod(pod)
+			if k.refused(pod) {
+				continue
+			}
 			k.workers.updatePod(pod, workSync, nil, false)
 		case config.DELETE:
 			k.setPod(pod)
+			if k.isRejected(pod.UID) {
+				k.cfg.Status.PodTerminated(pod) // never ran: nothing to stop
+				continue
+			}
 			k.workers.updatePod(pod, workKill, nil, false)
 		case config.REMOVE:
 			k.mu.Lock()
 			delete(k.pods, pod.UID)
+			rejected := k.rejected[pod.UID]
+			delete(k.rejected, pod.UID)
 			k.mu.Unlock()
+			if rejected {
+				k.cfg.Status.RemovePod(pod.UID)
+				continue
+			}
 			k.workers.updatePod(pod, workKill, nil, true)
 		case config.RECONCILE:
 			k.setPod(pod) // only the status changed at the source
@@ -398,6 +425,9 @@ func (k *Kubelet) Pods() []PodInfo {
 		if workers != nil {
 			st, _ = workers.state(p.UID)
 		}
+		if k.isRejected(p.UID) {
+			st = PodTerminated
+		}
 		out = append(out, PodInfo{Pod: p, State: st})
 	}
 	return out
@@ -415,4 +445,17 @@ func (k *Kubelet) KillPod(uid string, grace int64) error {
 	}
 	workers.updatePod(pod, workKill, &grace, false)
 	return nil
+}
+
+// KillPodWithStatus is KillPod for the eviction manager: the pod's final
+// status has phase Failed with reason and message (reason "Evicted").
+// A grace of 0 kills the containers at once.
+func (k *Kubelet) KillPodWithStatus(uid string, grace int64, reason, message string) error {
+	k.mu.Lock()
+	_, known := k.pods[uid]
+	if known {
+		k.evicted[uid] = waitingReason{Reason: reason, Message: message}
+	}
+	k.mu.Unlock()
+	return k.KillPod(uid, grace)
 }

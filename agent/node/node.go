@@ -69,6 +69,12 @@ type Config struct {
 	// Conditions adds conditions (MemoryPressure, ...) from the eviction
 	// manager; may be nil.
 	Conditions func() []api.NodeCondition
+	// Taints returns the taints the agent wants on its Node among the
+	// keys TaintKeys owns (the eviction manager's pressure taints); the
+	// registrar adds and removes those, leaving other taints alone. May be
+	// nil.
+	Taints    func() []api.Taint
+	TaintKeys []string
 	// NetworkReady reports pod network health; nil means ready.
 	NetworkReady func() error
 	Heartbeat    time.Duration // 0 means DefaultHeartbeat
@@ -92,6 +98,11 @@ type Registrar struct {
 	images     []api.ContainerImage
 	imagesAt   time.Time
 	runtimeVer string
+	// the taints last written (signature), valid when taintsApplied
+	appliedTaints string
+	taintsApplied bool
+
+	trigger chan struct{}
 }
 
 type transition struct {
@@ -107,7 +118,17 @@ func NewRegistrar(cfg Config) *Registrar {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Registrar{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, transition: map[string]transition{}}
+	return &Registrar{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, transition: map[string]transition{}, trigger: make(chan struct{}, 1)}
+}
+
+// Trigger asks Run for a sync now rather than at the next heartbeat (the
+// eviction manager calls it when a pressure condition changes). It never
+// blocks.
+func (r *Registrar) Trigger() {
+	select {
+	case r.trigger <- struct{}{}:
+	default:
+	}
 }
 
 // Registered reports whether the Node has been registered since start.
@@ -133,8 +154,14 @@ func (r *Registrar) Run(ctx context.Context) error {
 			wait = min(backoff, r.cfg.Heartbeat)
 			backoff *= 2
 		}
-		if !clock.Sleep(ctx, r.clk, wait) {
+		t := r.clk.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
 			return nil
+		case <-t.C():
+		case <-r.trigger:
+			t.Stop()
 		}
 	}
 }
@@ -143,9 +170,13 @@ func (r *Registrar) Run(ctx context.Context) error {
 // heartbeat.
 func (r *Registrar) SyncOnce(ctx context.Context) error {
 	if !r.Registered() {
-		return r.register(ctx)
+		if err := r.register(ctx); err != nil {
+			return err
+		}
+	} else if err := r.heartbeat(ctx); err != nil {
+		return err
 	}
-	return r.heartbeat(ctx)
+	return r.syncTaints(ctx)
 }
 
 // register creates the Node, or updates the one there (labels, status).
@@ -202,6 +233,7 @@ func (r *Registrar) register(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	r.registered = true
+	r.taintsApplied = false // a new or re-read Node: check its taints
 	r.mu.Unlock()
 	r.log.Info("node registered", "node", r.cfg.NodeName, "cpus", info.CPUs, "memory", info.MemoryBytes)
 	return nil

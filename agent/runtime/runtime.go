@@ -37,6 +37,11 @@ type Runtime interface {
 	// ListImages returns the images present (the node status reports
 	// them; the scheduler scores image locality).
 	ListImages(ctx context.Context) ([]Image, error)
+	// RemoveImage removes the image named ref (as ListImages names it);
+	// its content goes with the runtime's garbage collection. Removing
+	// an image that is gone is not an error. The eviction manager calls
+	// it only for images no container uses.
+	RemoveImage(ctx context.Context, ref string) error
 
 	// CreateSandbox makes the pod's cgroup (under the QoS class's parent,
 	// with the pod-level limits) and, unless HostNetwork, a new network
@@ -143,6 +148,9 @@ type Image struct {
 	Ref  string // the name it was asked for, normalised ("docker.io/library/busybox:latest")
 	ID   string // content digest of its config ("sha256:…")
 	Size int64  // bytes unpacked, when known
+	// CreatedAt is when the image was pulled or imported (zero if
+	// unknown); image garbage collection removes the oldest first.
+	CreatedAt time.Time
 }
 
 // SandboxConfig describes a pod's sandbox.

@@ -83,19 +83,35 @@ func (r *Recorder) Eventf(pod *api.Pod, eventType, reason, messageFmt string, ar
 	if pod == nil {
 		return
 	}
-	msg := fmt.Sprintf(messageFmt, args...)
+	ns := pod.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	r.enqueue(pod.Name, api.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod.Name,
+		UID: pod.UID, ResourceVersion: pod.ResourceVersion}, eventType, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+// NodeEventf queues an event about the agent's own Node (in namespace
+// "default", as the kubelet posts them), e.g. the eviction manager's
+// pressure transitions. It never blocks.
+func (r *Recorder) NodeEventf(eventType, reason, messageFmt string, args ...any) {
+	r.enqueue(r.cfg.NodeName, api.ObjectReference{Kind: "Node", APIVersion: "v1", Name: r.cfg.NodeName, UID: r.cfg.NodeName},
+		eventType, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+// enqueue queues an event named after name about ref.
+func (r *Recorder) enqueue(name string, ref api.ObjectReference, eventType, reason, msg string) {
 	if len(msg) > maxEventMessage {
 		msg = strings.ToValidUTF8(msg[:maxEventMessage], "")
 	}
-	ns := pod.Namespace
+	ns := ref.Namespace
 	if ns == "" {
 		ns = "default"
 	}
 	now := r.clock.Now()
 	ev := &api.Event{
-		ObjectMeta: api.ObjectMeta{Name: pod.Name + "." + randomSuffix(), Namespace: ns},
-		InvolvedObject: api.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod.Name,
-			UID: pod.UID, ResourceVersion: pod.ResourceVersion},
+		ObjectMeta:          api.ObjectMeta{Name: name + "." + randomSuffix(), Namespace: ns},
+		InvolvedObject:      ref,
 		Reason:              reason,
 		Message:             msg,
 		Type:                eventType,

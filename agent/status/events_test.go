@@ -78,3 +78,22 @@ func TestRecorderQueuesWhileServerDownAndBoundsQueueRealServer(t *testing.T) {
 		t.Fatalf("events after the restart: %v; want Second and Third", got)
 	}
 }
+
+func TestRecorderPostsNodeEventsRealServer(t *testing.T) {
+	srv := agenttest.StartServer(t)
+	r := startRecorder(t, srv.NodeClient("n1"), clock.NewFake(time.Unix(1e9, 0)), 0)
+	r.NodeEventf(api.EventTypeWarning, "KubeletHasInsufficientMemory", "Node has condition %s", api.NodeMemoryPressure)
+	agenttest.Eventually(t, "the event sent", func() bool { return r.Pending() == 0 })
+	res, _ := api.LookupResource("events")
+	objs, _, err := srv.Admin.List(context.Background(), res, "default", client.ListOptions{FieldSelector: "involvedObject.name=n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 {
+		t.Fatalf("node events = %d; want 1", len(objs))
+	}
+	ev := objs[0].(*api.Event)
+	if ev.InvolvedObject.Kind != "Node" || ev.Reason != "KubeletHasInsufficientMemory" || ev.Message != "Node has condition MemoryPressure" {
+		t.Errorf("event = %+v; want a Node event KubeletHasInsufficientMemory", ev)
+	}
+}

@@ -187,8 +187,8 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, grace time.Durat
 	if err != nil {
 		sig = syscall.SIGTERM
 	}
-	if st.Status == client.Created {
-		sig = syscall.SIGKILL // never started: nothing to shut down gracefully
+	if st.Status == client.Created || grace <= 0 {
+		sig = syscall.SIGKILL // never started, or no grace (hard eviction): kill at once
 	}
 	if err := task.Kill(ctx, sig); err != nil && !errdefs.IsNotFound(err) {
 		return translate("signal "+id, err)

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/images"
 	"github.com/containerd/containerd/v2/core/remotes"
 	"github.com/containerd/containerd/v2/core/remotes/docker"
 	dconfig "github.com/containerd/containerd/v2/core/remotes/docker/config"
@@ -99,7 +100,7 @@ func (r *Runtime) describe(ctx context.Context, img client.Image) (runtime.Image
 	if err != nil {
 		size = 0 // content may be partly garbage-collected; the size is advisory
 	}
-	return runtime.Image{Ref: img.Name(), ID: cfg.Digest.String(), Size: size}, nil
+	return runtime.Image{Ref: img.Name(), ID: cfg.Digest.String(), Size: size, CreatedAt: img.Metadata().CreatedAt}, nil
 }
 
 // ImportImages loads every image of an OCI image layout or docker-archive
@@ -148,4 +149,16 @@ func (r *Runtime) ListImages(ctx context.Context) ([]runtime.Image, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Ref < out[j].Ref })
 	return out, nil
+}
+
+// RemoveImage deletes the image named ref and waits for the garbage
+// collection of its content and snapshots, so the space is free when it
+// returns. A missing image is not an error.
+func (r *Runtime) RemoveImage(ctx context.Context, ref string) error {
+	ctx = r.nsctx(ctx)
+	err := r.client.ImageService().Delete(ctx, ref, images.SynchronousDelete())
+	if err != nil && !errdefs.IsNotFound(err) {
+		return translate("remove image "+ref, err)
+	}
+	return nil
 }

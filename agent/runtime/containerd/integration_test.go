@@ -378,3 +378,20 @@ func TestIntegrationImages(t *testing.T) {
 		t.Errorf("Status = %v", err)
 	}
 }
+
+func TestIntegrationRemoveImageRealContainerd(t *testing.T) {
+	h := newHarness(t)
+	imgs, err := h.rt.ListImages(h.ctx)
+	if err != nil || len(imgs) != 1 || imgs[0].CreatedAt.IsZero() {
+		t.Fatalf("ListImages = %+v, %v; want the busybox image with its creation time", imgs, err)
+	}
+	if err := h.rt.RemoveImage(h.ctx, h.image); err != nil {
+		t.Fatalf("RemoveImage(%s) = %v", h.image, err)
+	}
+	if imgs, err := h.rt.ListImages(h.ctx); err != nil || len(imgs) != 0 {
+		t.Errorf("ListImages after remove = %+v, %v; want none", imgs, err)
+	}
+	if err := h.rt.RemoveImage(h.ctx, h.image); err != nil {
+		t.Errorf("RemoveImage(gone) = %v; want nil", err)
+	}
+}

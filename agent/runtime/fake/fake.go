@@ -24,6 +24,7 @@ const (
 	MethodEnsureImage     = "EnsureImage"
 	MethodImportImages    = "ImportImages"
 	MethodListImages      = "ListImages"
+	MethodRemoveImage     = "RemoveImage"
 	MethodCreateSandbox   = "CreateSandbox"
 	MethodRemoveSandbox   = "RemoveSandbox"
 	MethodCreateContainer = "CreateContainer"
@@ -143,7 +144,23 @@ func (r *Runtime) IgnoreSIGTERM(name string) {
 func (r *Runtime) AddImage(ref string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.images[ref] = image(ref)
+	r.images[ref] = r.imageLocked(ref)
+}
+
+// AddImageSized makes ref present with size bytes, as if pulled at
+// created (tests of image garbage collection).
+func (r *Runtime) AddImageSized(ref string, size int64, created time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	img := image(ref)
+	img.Size, img.CreatedAt = size, created
+	r.images[ref] = img
+}
+
+func (r *Runtime) imageLocked(ref string) runtime.Image {
+	img := image(ref)
+	img.CreatedAt = r.clock.Now()
+	return img
 }
 
 func image(ref string) runtime.Image {
@@ -297,7 +314,7 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy api.PullPo
 	if err := r.pullErrs[ref]; err != nil {
 		return runtime.Image{}, fmt.Errorf("pull %s: %w: %w", ref, runtime.ErrImagePull, err)
 	}
-	img = image(ref)
+	img = r.imageLocked(ref)
 	r.images[ref] = img
 	return img, nil
 }
@@ -336,6 +353,17 @@ func (r *Runtime) ListImages(ctx context.Context) ([]runtime.Image, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Ref < out[j].Ref })
 	return out, nil
+}
+
+// RemoveImage implements runtime.Runtime.
+func (r *Runtime) RemoveImage(ctx context.Context, ref string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.recordLocked(Call{Method: MethodRemoveImage, Arg: ref}); err != nil {
+		return err
+	}
+	delete(r.images, ref)
+	return nil
 }
 
 func sandboxOf(cfg runtime.SandboxConfig) runtime.Sandbox {
