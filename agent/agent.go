@@ -16,10 +16,13 @@ import (
 
 	"github.com/skiffhq/skiff/agent/checkpoint"
 	"github.com/skiffhq/skiff/agent/config"
+	"github.com/skiffhq/skiff/agent/eviction"
 	"github.com/skiffhq/skiff/agent/kubelet"
 	"github.com/skiffhq/skiff/agent/logs"
+	"github.com/skiffhq/skiff/agent/network"
 	"github.com/skiffhq/skiff/agent/node"
 	"github.com/skiffhq/skiff/agent/objects"
+	"github.com/skiffhq/skiff/agent/prober"
 	"github.com/skiffhq/skiff/agent/runtime/containerd"
 	"github.com/skiffhq/skiff/agent/runtime/containerd/daemon"
 	"github.com/skiffhq/skiff/agent/status"
@@ -55,10 +58,20 @@ type Config struct {
 	// Listen is where the agent serves logs to the server (HTTPS).
 	Listen string
 	// NodeIP, when set, is the node's only InternalIP (what the server
-	// dials for logs); else every global address of the machine.
+	// dials for logs, the overlay's tunnel endpoint); else every global
+	// address of the machine.
 	NodeIP string
-	Clock  clock.Clock
-	Logger *slog.Logger
+	// ClusterCIDR is the whole pod network (the server's
+	// --cluster-cidr); "" means network.DefaultClusterCIDR.
+	ClusterCIDR string
+	// Network, when set, adjusts the pod network's configuration (tests
+	// give each agent its own bridge and nftables table).
+	Network func(*network.Config)
+	// Eviction is the eviction manager's configuration
+	// (eviction.ParseConfig of the --eviction-* flags).
+	Eviction eviction.Config
+	Clock    clock.Clock
+	Logger   *slog.Logger
 	// Ready, when set, is called once the kubelet runs (before the
 	// server may have answered).
 	Ready func(*Agent)
@@ -72,6 +85,10 @@ type Agent struct {
 	clk     clock.Clock
 	Kubelet *kubelet.Kubelet
 	Runtime *containerd.Runtime
+
+	network    *network.Manager
+	eviction   *eviction.Manager
+	imageFSDir string // containerd's root, for imagefs signals
 
 	mu        sync.Mutex
 	joined    *node.Credentials
@@ -182,17 +199,46 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	statuses, objs := newDeferredStatus(), &objectGetter{}
+	statuses, objs, events := newDeferredStatus(), &objectGetter{}, &deferredRecorder{}
 	hostIP := a.hostIP()
+	ncfg := network.Config{NodeName: cfg.NodeName, StateDir: a.path("network"), ClusterCIDR: cfg.ClusterCIDR, NodeIP: cfg.NodeIP, Logger: a.log.With("component", "network")}
+	if cfg.Network != nil {
+		cfg.Network(&ncfg)
+	}
+	nw, err := network.New(ncfg)
+	if err != nil {
+		return fmt.Errorf("agent: pod network: %w", err)
+	}
+	defer nw.Close()
+	a.network = nw
+	probes := make(chan kubelet.ProbeResult, 64)
+	pr, err := prober.New(prober.Config{Runtime: rt, Clock: a.clk, PodIP: nw.PodIP, Logger: a.log.With("component", "prober"),
+		OnUpdate: func(u prober.Update) {
+			select {
+			case probes <- kubelet.ProbeResult{PodUID: u.PodUID, Container: u.Container}:
+			case <-ctx.Done():
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	defer pr.Stop()
+	var em *eviction.Manager // set below; Admit is called only once the kubelet runs
 	k, err := kubelet.New(kubelet.Config{
 		NodeName: cfg.NodeName, PodsDir: a.path("pods"), Runtime: rt, Status: statuses, Objects: objs,
 		Clock: a.clk, Logger: a.log.With("component", "kubelet"), HostIP: func() string { return hostIP },
-		SourcesReady: merger.SeenAllSources,
+		SourcesReady: merger.SeenAllSources, Network: nw, Prober: pr, ProbeResults: probes,
+		Admit: func(p *api.Pod, others []*api.Pod) (bool, string, string) { return em.Admit(p, others) },
 	})
 	if err != nil {
 		return err
 	}
 	a.Kubelet = k
+	if em, err = a.evictionManager(ctx, k, rt, events); err != nil {
+		return err
+	}
+	a.eviction = em
+	goRun("eviction", func() { _ = em.Run(ctx) })
 	kubeletDone := make(chan error, 1)
 	goRun("kubelet", func() { kubeletDone <- k.Run(ctx, merger.Updates()) })
 	goRun("checkpoint", func() { cp.Run(ctx) })
@@ -213,7 +259,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if !ok {
 			return
 		}
-		if err := a.online(ctx, goRun, cred, merger, statuses, objs); err != nil && ctx.Err() == nil {
+		if err := a.online(ctx, goRun, cred, merger, statuses, objs, events); err != nil && ctx.Err() == nil {
 			a.log.Error("agent: cannot talk to the server", "err", err)
 			cancel()
 		}
@@ -264,6 +310,7 @@ func (a *Agent) containerdSocket(ctx context.Context, goRun func(string, func())
 	// A managed containerd left running by an agent that was killed
 	// keeps its containers: use it rather than start a second daemon on
 	// the same state.
+	a.imageFSDir = filepath.Join(dcfg.Dir, "root")
 	if answers(dcfg.Socket) {
 		a.log.Info("using the managed containerd already running", "socket", dcfg.Socket)
 		return dcfg.Socket, nil
@@ -313,7 +360,7 @@ func (a *Agent) join(ctx context.Context) (node.Credentials, bool) {
 
 // online starts what needs the server: the API source, status manager,
 // events, secrets, the log endpoint and node registration.
-func (a *Agent) online(ctx context.Context, goRun func(string, func()), cred node.Credentials, merger *config.Merger, statuses *deferredStatus, objs *objectGetter) error {
+func (a *Agent) online(ctx context.Context, goRun func(string, func()), cred node.Credentials, merger *config.Merger, statuses *deferredStatus, objs *objectGetter, events *deferredRecorder) error {
 	c, err := client.New(cred.ClientConfig())
 	if err != nil {
 		return err
@@ -334,6 +381,14 @@ func (a *Agent) online(ctx context.Context, goRun func(string, func()), cred nod
 		return err
 	}
 	goRun("api-source", func() { src.Run(ctx) })
+	rec, err := status.NewRecorder(status.RecorderConfig{Client: c, NodeName: a.cfg.NodeName, Clock: a.clk, Logger: a.log.With("component", "events")})
+	if err != nil {
+		return err
+	}
+	goRun("events", func() { rec.Run(ctx) })
+	events.attach(rec)
+	nodes := &network.NodeWatcher{Client: c, Sink: a.network, Clock: a.clk, Logger: a.log.With("component", "network")}
+	goRun("node-watcher", func() { nodes.Run(ctx) })
 
 	cert, fp, err := logs.EnsureServingCert(a.dir, a.cfg.NodeName, a.clk.Now())
 	if err != nil {
@@ -353,7 +408,8 @@ func (a *Agent) online(ctx context.Context, goRun func(string, func()), cred nod
 	reg := node.NewRegistrar(node.Config{
 		API: c, NodeName: a.cfg.NodeName, Labels: a.cfg.Labels, SystemReserved: a.cfg.SystemReserved, MaxPods: a.cfg.MaxPods,
 		Info: si, Runtime: a.Runtime, Images: containerImages(a.Runtime), AgentPort: port, AgentCertSHA256: fp,
-		Clock: a.clk, Logger: a.log.With("component", "node"),
+		Conditions: a.eviction.Conditions, Taints: a.eviction.Taints, TaintKeys: eviction.PressureTaintKeys(),
+		NetworkReady: a.network.Ready, Clock: a.clk, Logger: a.log.With("component", "node"),
 	})
 	a.mu.Lock()
 	a.registrar = reg

@@ -2,8 +2,11 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/skiffhq/skiff/agent"
 	"github.com/skiffhq/skiff/agent/internal/agenttest"
+	"github.com/skiffhq/skiff/agent/network"
 	"github.com/skiffhq/skiff/agent/runtime/containerd"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
@@ -54,15 +58,42 @@ func startTestAgent(t *testing.T, srv *agenttest.Server, clk clock.Clock) *testA
 	ta := &testAgent{t: t, srv: srv, cfg: agent.Config{
 		Server: srv.Info.URL, Token: strings.TrimSpace(string(tok)), NodeName: "edge", DataDir: dataDir,
 		Containerd: socket, CgroupRoot: "/skiff-test-" + filepath.Base(filepath.Dir(dataDir)), NodeIP: "127.0.0.1", Listen: "127.0.0.1:0",
-		Clock: clk,
+		Clock: clk, Network: testNetwork(filepath.Base(filepath.Dir(dataDir))),
 	}}
 	// Cleanups run last-in first-out: stop the agent, then remove what
 	// its pods left (containers, network namespaces, pod cgroups), before
 	// the data dir goes.
 	t.Cleanup(func() { removeAllPods(t, ta.cfg) })
+	t.Cleanup(func() { uninstallNetwork(t, ta.cfg) })
 	ta.start()
 	t.Cleanup(ta.stop)
 	return ta
+}
+
+// testNetwork gives a test agent its own bridge and nftables table (no
+// overlay), so agents of tests running side by side do not meet.
+func testNetwork(seed string) func(*network.Config) {
+	sum := fnv.New32a()
+	sum.Write([]byte(seed))
+	id := fmt.Sprintf("%08x", sum.Sum32())
+	return func(c *network.Config) {
+		c.Bridge, c.Table, c.NoOverlay = "skt"+id, "skifftest"+id, true
+	}
+}
+
+// uninstallNetwork removes the test agent's bridge, veths and table.
+func uninstallNetwork(t *testing.T, cfg agent.Config) {
+	ncfg := network.Config{NodeName: cfg.NodeName, StateDir: filepath.Join(cfg.DataDir, "agent", "network")}
+	cfg.Network(&ncfg)
+	nw, err := network.New(ncfg)
+	if err != nil {
+		t.Errorf("cleanup: network: %v", err)
+		return
+	}
+	if err := nw.Uninstall(); err != nil {
+		t.Errorf("cleanup: network: %v", err)
+	}
+	nw.Close()
 }
 
 // removeAllPods stops and removes every pod the agent's runtime holds:
@@ -197,7 +228,15 @@ func TestAgentRunsPods(t *testing.T) {
 
 	// Run and logs through the server's proxy.
 	srv.CreatePod(busyboxPod("hello", "echo hello from skiff; sleep 3600"))
-	waitPod(t, srv, "hello", "Running", phase(api.PodRunning))
+	hello := waitPod(t, srv, "hello", "Running with an IP", func(p *api.Pod) bool { return p.Status.Phase == api.PodRunning && p.Status.PodIP != "" })
+	nodes, _ := api.LookupResource("nodes")
+	obj, err := srv.Admin.Get(context.Background(), nodes, "", "edge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, cidr, err := net.ParseCIDR(obj.(*api.Node).Spec.PodCIDR); err != nil || !cidr.Contains(net.ParseIP(hello.Status.PodIP)) {
+		t.Fatalf("pod IP %s not in the node's podCIDR %q (%v)", hello.Status.PodIP, obj.(*api.Node).Spec.PodCIDR, err)
+	}
 	agenttest.Eventually(t, "log line", func() bool { return strings.Contains(logsOf(t, srv, "hello", ""), "hello from skiff") })
 
 	// Exit codes and reasons.

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/skiffhq/skiff/agent/kubelet"
+	"github.com/skiffhq/skiff/agent/status"
 	"github.com/skiffhq/skiff/agent/volumes"
 	"github.com/skiffhq/skiff/api"
 )
@@ -134,4 +135,35 @@ func (o *objectGetter) GetConfigMap(ctx context.Context, ns, name string) (*api.
 	}
 	c, err := g.GetConfigMap(ctx, ns, name)
 	return c, notFound("configmap", ns, name, err)
+}
+
+// deferredRecorder drops the eviction manager's events until the agent
+// has joined and has a Recorder.
+type deferredRecorder struct {
+	mu   sync.Mutex
+	real *status.Recorder
+}
+
+func (d *deferredRecorder) attach(r *status.Recorder) {
+	d.mu.Lock()
+	d.real = r
+	d.mu.Unlock()
+}
+
+func (d *deferredRecorder) get() *status.Recorder {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.real
+}
+
+func (d *deferredRecorder) Eventf(pod *api.Pod, typ, reason, format string, args ...any) {
+	if r := d.get(); r != nil {
+		r.Eventf(pod, typ, reason, format, args...)
+	}
+}
+
+func (d *deferredRecorder) NodeEventf(typ, reason, format string, args ...any) {
+	if r := d.get(); r != nil {
+		r.NodeEventf(typ, reason, format, args...)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/skiffhq/skiff/agent"
+	"github.com/skiffhq/skiff/agent/eviction"
 	"github.com/skiffhq/skiff/agent/node"
 	"github.com/skiffhq/skiff/internal/flagconf"
 	"github.com/skiffhq/skiff/server"
@@ -18,12 +19,13 @@ import (
 
 // agentFlags are the settings of `skiff agent`.
 type agentFlags struct {
-	config   string
-	logLevel string
-	server   string
-	token    string
-	dataDir  string
-	values   map[string]*string
+	config      string
+	logLevel    string
+	server      string
+	token       string
+	dataDir     string
+	clusterCIDR string
+	values      map[string]*string
 }
 
 func newAgentFlagSet(out io.Writer) (*flag.FlagSet, *agentFlags) {
@@ -35,6 +37,7 @@ func newAgentFlagSet(out io.Writer) (*flag.FlagSet, *agentFlags) {
 	fs.StringVar(&f.server, "server", "", "the server's URL, https://host:7443")
 	fs.StringVar(&f.token, "token", "", "join token (SKF1.…); not needed once joined")
 	fs.StringVar(&f.dataDir, "data-dir", server.DefaultDataDir, "state directory; the agent's is <data-dir>/agent")
+	fs.StringVar(&f.clusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "the cluster's pod network (the server's --cluster-cidr)")
 	for _, a := range agentFlagDefaults {
 		f.values[a.name] = fs.String(a.name, a.def, a.usage)
 	}
@@ -80,7 +83,7 @@ func runAgent(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	cfg.Server, cfg.Token = f.server, f.token
+	cfg.Server, cfg.Token, cfg.ClusterCIDR = f.server, f.token, f.clusterCIDR
 	cfg.Logger = slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
 	return agent.Run(ctx, cfg)
 }
@@ -97,6 +100,9 @@ func agentConfig(v map[string]string, dataDir string) (agent.Config, error) {
 	}
 	if cfg.SystemReserved, err = node.ParseResourceList(v["system-reserved"]); err != nil {
 		return cfg, fmt.Errorf("--system-reserved: %w", err)
+	}
+	if cfg.Eviction, err = eviction.ParseConfig(v); err != nil {
+		return cfg, err
 	}
 	if s := v["max-pods"]; s != "" {
 		n, err := strconv.Atoi(s)

@@ -114,6 +114,12 @@ func (h *cliHarness) create(manifests string) {
 		if _, err := h.admin.Create(context.Background(), obj); err != nil {
 			h.t.Fatalf("create fixture %s: %v", obj.GetObjectMeta().Name, err)
 		}
+		if n, ok := obj.(*api.Node); ok {
+			// The server's node IPAM writes spec.podCIDR right after a
+			// Node appears; wait for it so resourceVersions in golden
+			// files do not depend on who wins the race.
+			h.waitPodCIDR(n.Name)
+		}
 	}
 }
 
@@ -245,6 +251,23 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitPodCIDR waits until the server's IPAM has given node its podCIDR.
+func (h *cliHarness) waitPodCIDR(node string) {
+	h.t.Helper()
+	nodes, _ := api.LookupResource("nodes")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		obj, err := h.admin.Get(context.Background(), nodes, "", node)
+		if err == nil && obj.(*api.Node).Spec.PodCIDR != "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("node %s got no podCIDR: %v", node, err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -150,6 +150,7 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 		return usageError{err.Error()}
 	}
 	acfg.Logger = log.With("component", "agent")
+	acfg.ClusterCIDR = f.cfg.ClusterCIDR
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
