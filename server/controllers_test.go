@@ -157,7 +157,7 @@ func (f *fleet) deployment(name string) api.Deployment {
 // DaemonSet following node labels, a node going silent → NotReady → pods
 // replaced on live nodes, and garbage collection on delete.
 func TestControllersIntegration(t *testing.T) {
-	h := startHarness(t, "", nil)
+	h := startHarnessWith(t, "", nil, func(c *Config) { c.DisableControllers = false })
 	all := []string{"edge-1", "edge-2", "edge-3"}
 	f := newFleet(t, h, all...)
 	h.mustDo("POST", "/apis/apps/v1/namespaces/default/deployments", f.admin, `{"apiVersion":"apps/v1","kind":"Deployment",

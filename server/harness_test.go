@@ -37,6 +37,13 @@ type harness struct {
 // stops it at the end of the test.
 func startHarness(t *testing.T, dataDir string, clk *clock.Fake) *harness {
 	t.Helper()
+	return startHarnessWith(t, dataDir, clk, nil)
+}
+
+// startHarnessWith is startHarness with configure applied to the
+// Config (which has the agent and the controllers off).
+func startHarnessWith(t *testing.T, dataDir string, clk *clock.Fake, configure func(*Config)) *harness {
+	t.Helper()
 	if dataDir == "" {
 		dataDir = t.TempDir()
 	}
@@ -46,9 +53,11 @@ func startHarness(t *testing.T, dataDir string, clk *clock.Fake) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan Info, 1)
 	h := &harness{t: t, dir: dataDir, clk: clk, cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		h.done <- Run(ctx, Config{DataDir: dataDir, Listen: "127.0.0.1:0", Clock: clk, DisableAgent: true, Ready: func(i Info) { ready <- i }})
-	}()
+	cfg := Config{DataDir: dataDir, Listen: "127.0.0.1:0", Clock: clk, DisableAgent: true, DisableControllers: true, Ready: func(i Info) { ready <- i }}
+	if configure != nil {
+		configure(&cfg)
+	}
+	go func() { h.done <- Run(ctx, cfg) }()
 	select {
 	case h.info = <-ready:
 	case err := <-h.done:

@@ -41,6 +41,7 @@ type API interface {
 	Update(ctx context.Context, obj api.Object) (api.Object, error)
 	UpdateStatus(ctx context.Context, obj api.Object) (api.Object, error)
 	PatchStatus(ctx context.Context, res api.ResourceInfo, ns, name, patchType string, body []byte) (api.Object, error)
+	Patch(ctx context.Context, res api.ResourceInfo, ns, name, patchType string, body []byte) (api.Object, error)
 }
 
 // Runtime is what the registrar needs of the container runtime.
@@ -198,7 +199,7 @@ func (r *Registrar) register(ctx context.Context) error {
 
 	nodes, _ := api.LookupResource("nodes")
 	want := r.desiredNode(ctx)
-	obj, err := r.cfg.API.Get(ctx, nodes, "", r.cfg.NodeName)
+	_, err = r.cfg.API.Get(ctx, nodes, "", r.cfg.NodeName)
 	switch {
 	case api.IsNotFound(err):
 		created, err := r.cfg.API.Create(ctx, want)
@@ -209,26 +210,21 @@ func (r *Registrar) register(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("register node: %w", err)
 	default:
-		merged := obj.(*api.Node)
-		if merged.Labels == nil {
-			merged.Labels = map[string]string{}
-		}
-		for k, v := range want.Labels {
-			merged.Labels[k] = v
-		}
-		if merged.Annotations == nil {
-			merged.Annotations = map[string]string{}
-		}
-		for k, v := range want.Annotations {
-			merged.Annotations[k] = v
-		}
-		updated, err := r.cfg.API.Update(ctx, merged)
+		// Patches, not read-modify-write: the server writes the Node too
+		// (its podCIDR, taints), and a merge keeps what it wrote.
+		meta, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": want.Labels, "annotations": want.Annotations}})
 		if err != nil {
+			return err
+		}
+		if _, err := r.cfg.API.Patch(ctx, nodes, "", r.cfg.NodeName, "application/merge-patch+json", meta); err != nil {
 			return fmt.Errorf("update node: %w", err)
 		}
-		want.ResourceVersion = updated.GetObjectMeta().ResourceVersion
 	}
-	if _, err := r.cfg.API.UpdateStatus(ctx, want); err != nil {
+	body, err := json.Marshal(map[string]any{"status": want.Status})
+	if err != nil {
+		return err
+	}
+	if _, err := r.cfg.API.PatchStatus(ctx, nodes, "", r.cfg.NodeName, "application/strategic-merge-patch+json", body); err != nil {
 		return fmt.Errorf("node status: %w", err)
 	}
 	r.mu.Lock()
