@@ -2,7 +2,11 @@ package scheduler
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +20,31 @@ import (
 
 // benchPods is how many pods each benchmark run schedules.
 const benchPods = 10000
+
+// benchCPUProfile, when set, writes a CPU profile of each run's timed part
+// only (not the setup nor the check) to <value>-<sub-benchmark>.pprof.
+var benchCPUProfile = flag.String("sched.cpuprofile", "", "write a CPU profile of the timed part of each scheduler benchmark run to `prefix`-<name>.pprof")
+
+// startProfile starts the timed-part profile when asked and returns its stop.
+func startProfile(b *testing.B) func() {
+	if *benchCPUProfile == "" {
+		return func() {}
+	}
+	name := strings.NewReplacer("/", "_", "=", "").Replace(b.Name())
+	f, err := os.Create(*benchCPUProfile + "-" + name + ".pprof")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+	}
+}
 
 func BenchmarkSchedule(b *testing.B) {
 	for _, pct := range []int{0, 1} {
@@ -129,6 +158,7 @@ func benchRun(b *testing.B, numNodes, numPods, pct int) {
 	done := make(chan error, 1)
 
 	b.StartTimer()
+	stopProfile := startProfile(b)
 	start := time.Now()
 	go func() { done <- s.Run(ctx) }()
 	m := s.Metrics()
@@ -140,6 +170,7 @@ func benchRun(b *testing.B, numNodes, numPods, pct int) {
 		time.Sleep(time.Millisecond) // polling real I/O with a deadline
 	}
 	elapsed := time.Since(start)
+	stopProfile()
 	b.StopTimer()
 	cancel()
 	if err := <-done; err != nil {

@@ -39,7 +39,9 @@ func (s *Scheduler) binder(ctx context.Context) {
 		for _, r := range reqs {
 			objs = append(objs, boundPod(r.pod, r.node, now))
 		}
+		batch, announced := s.self.announce(reqs, objs)
 		errs := s.store.UpdateBatch(ctx, objs)
+		s.self.settle(batch, announced, errs)
 		s.metrics.BindBatches.Add(1)
 		at := s.clk.Now()
 		msgs := make([]message, len(reqs))

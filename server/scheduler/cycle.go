@@ -67,6 +67,7 @@ type search struct {
 	start  int
 	want   int
 	env    scoreEnv
+	cls    *class       // the pod's equivalence class; nil: no cache
 	next   atomic.Int64 // next position to claim
 	nfound atomic.Int64
 }
@@ -81,6 +82,10 @@ type workerOut struct {
 }
 
 func (s *search) run(chunk int, out *workerOut) {
+	if s.cls != nil {
+		s.runCached(chunk, out)
+		return
+	}
 	n := len(s.nodes)
 	var rs []Reason
 	for s.nfound.Load() < int64(s.want) {
@@ -117,27 +122,103 @@ func (s *search) run(chunk int, out *workerOut) {
 	}
 }
 
+// runCached is run with the static filters' verdicts and scores taken
+// from the pod's class, computed for the nodes whose entry is stale. It
+// collects no rejection reasons: Schedule searches again without the
+// cache when nothing is found.
+func (s *search) runCached(chunk int, out *workerOut) {
+	n := len(s.nodes)
+	entries := s.cls.entries
+	var rs []Reason
+	for s.nfound.Load() < int64(s.want) {
+		lo := int(s.next.Add(int64(chunk))) - chunk
+		if lo >= n {
+			return
+		}
+		got := 0
+		for pos := lo; pos < min(lo+chunk, n); pos++ {
+			i := (s.start + pos) % n
+			ni := s.nodes[i]
+			e := &entries[i]
+			if e.gen != ni.gen || ni.gen == 0 {
+				e.fill(s.pi, ni)
+			}
+			if !e.ok {
+				continue
+			}
+			if rs = feasibleFrom(numStaticFilters, s.pi, ni, rs[:0]); len(rs) > 0 {
+				continue
+			}
+			f := found{pos: pos, ni: ni}
+			k := 0
+			for j := range Scorers {
+				if k < len(staticScorers) && staticScorers[k] == j {
+					f.raw[j] = e.raw[k]
+					k++
+					continue
+				}
+				f.raw[j] = Scorers[j].Raw(s.pi, ni, &s.env)
+			}
+			out.found = append(out.found, f)
+			got++
+		}
+		s.nfound.Add(int64(got))
+	}
+}
+
 // Schedule finds the best node for pi among snap's nodes, starting the
 // search at position start. When no node fits it returns a *FitError and
 // the nodes preemption may consider (rejected only for resources, pod
 // count or ports), in search order.
+//
+// When snap comes from a Cache, the static filters' and scores' results
+// are reused across pods of the same equivalence class (equiv.go); the
+// decision is the same as without.
 func (a *Algorithm) Schedule(snap Snapshot, pi *PodInfo, start int) (Decision, []*NodeInfo, error) {
+	if snap.classes != nil && pi.class != "" && len(snap.Nodes) > 0 {
+		cls := snap.classes.take(pi.class, len(snap.Nodes), snap.listGen)
+		d, cands, err := a.schedule(snap, pi, start, cls)
+		cls.mu.Unlock()
+		if err == nil {
+			return d, cands, err
+		}
+		// Nothing fits: search again for the reasons and candidates.
+	}
+	return a.schedule(snap, pi, start, nil)
+}
+
+// scratch is a search's reusable memory.
+type scratch struct {
+	outs       []workerOut
+	all        []found
+	total, col []int64
+	foundAt    []int32 // node index → 1 + index in all (owner spread)
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func (a *Algorithm) schedule(snap Snapshot, pi *PodInfo, start int, cls *class) (Decision, []*NodeInfo, error) {
 	nodes := snap.Nodes
 	n := len(nodes)
 	if n == 0 {
 		return Decision{}, nil, &FitError{Pod: pi.Key}
 	}
-	s := &search{pi: pi, nodes: nodes, start: start % n, want: a.numToFind(n)}
-	s.env = scoreEnv{scoring: a.Scoring, imageNodes: snap.imageNodes, totalNodes: n}
+	s := &search{pi: pi, nodes: nodes, start: start % n, want: a.numToFind(n), cls: cls}
+	s.env = scoreEnv{scoring: a.Scoring, imageNodes: snap.imageNodes, totalNodes: n, sparseOwners: cls != nil}
 	workers := a.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	chunk := max(16, min(256, n/(workers*8)))
 	workers = min(workers, (n+chunk-1)/chunk)
-	outs := make([]workerOut, workers)
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	if cap(sc.outs) < workers {
+		sc.outs = make([]workerOut, workers)
+	}
+	outs := sc.outs[:workers]
 	for i := range outs {
-		outs[i].found = make([]found, 0, min(n, s.want/workers+chunk))
+		outs[i] = workerOut{found: outs[i].found[:0], candidates: outs[i].candidates[:0]}
 	}
 	if workers == 1 {
 		s.run(chunk, &outs[0])
@@ -152,10 +233,8 @@ func (a *Algorithm) Schedule(snap Snapshot, pi *PodInfo, start int) (Decision, [
 	// Claimed chunks form a prefix of the search order and each was
 	// finished, so keeping the first `want` feasible nodes by position
 	// makes the result independent of goroutine timing.
-	all := outs[0].found
-	for i := 1; i < len(outs); i++ {
-		all = append(all, outs[i].found...)
-	}
+	sc.all = mergeFound(sc.all[:0], outs)
+	all := sc.all
 	evaluated := min(int(s.next.Load()), n)
 	if len(all) == 0 {
 		fe := &FitError{Pod: pi.Key, NumNodes: n, Reasons: make(map[Reason]int)}
@@ -173,25 +252,96 @@ func (a *Algorithm) Schedule(snap Snapshot, pi *PodInfo, start int) (Decision, [
 		}
 		return Decision{Evaluated: evaluated, Next: s.start}, cands, fe
 	}
-	slices.SortFunc(all, func(x, y found) int { return x.pos - y.pos })
-	if len(all) > s.want {
+	if len(all) >= s.want {
+		// Enough found: the search ends at the last kept node, however
+		// far the workers got meanwhile.
 		all = all[:s.want]
 		evaluated = all[len(all)-1].pos + 1
 	}
+	if s.env.sparseOwners {
+		sc.ownerSpread(snap, pi, all)
+	}
 	d := Decision{Evaluated: evaluated, Feasible: len(all), Next: (s.start + evaluated) % n}
-	d.Node = pick(pi, all).Name
+	d.Node = sc.pick(pi, all).Name
 	return d, nil, nil
+}
+
+// mergeFound merges the workers' found nodes, each list in increasing
+// position, into dst in increasing position.
+func mergeFound(dst []found, outs []workerOut) []found {
+	heads := make([]int, len(outs))
+	for {
+		best := -1
+		for w := range outs {
+			if heads[w] < len(outs[w].found) && (best < 0 || outs[w].found[heads[w]].pos < outs[best].found[heads[best]].pos) {
+				best = w
+			}
+		}
+		if best < 0 {
+			return dst
+		}
+		// Take the whole run of best's nodes that precede every other
+		// worker's next one.
+		limit := int(^uint(0) >> 1)
+		for w := range outs {
+			if w != best && heads[w] < len(outs[w].found) {
+				limit = min(limit, outs[w].found[heads[w]].pos)
+			}
+		}
+		f := outs[best].found
+		i := heads[best]
+		j := i
+		for j < len(f) && f[j].pos < limit {
+			j++
+		}
+		dst = append(dst, f[i:j]...)
+		heads[best] = j
+	}
+}
+
+// ownerSpread fills the OwnerSpread raw score of all from the Cache's
+// per-owner node counts: only the few nodes already holding the owner's
+// pods score above 0, so this visits those rather than every node.
+func (sc *scratch) ownerSpread(snap Snapshot, pi *PodInfo, all []found) {
+	if pi.OwnerUID == "" {
+		return
+	}
+	on := snap.owners[pi.OwnerUID]
+	if len(on) == 0 {
+		return
+	}
+	n := len(snap.Nodes)
+	if len(sc.foundAt) < n {
+		sc.foundAt = make([]int32, n)
+	}
+	for i := range all {
+		sc.foundAt[all[i].ni.idx] = int32(i + 1)
+	}
+	for ni, c := range on {
+		if ni.idx < n && snap.Nodes[ni.idx] == ni {
+			if k := sc.foundAt[ni.idx]; k > 0 {
+				all[k-1].raw[ownerSpreadScorer] = int64(c)
+			}
+		}
+	}
+	for i := range all {
+		sc.foundAt[all[i].ni.idx] = 0
+	}
 }
 
 // pick normalises and weighs the scores and returns the best node; ties
 // are broken by reservoir sampling with a generator seeded from the pod's
 // UID, so the same pod on the same cluster state lands on the same node.
-func pick(pi *PodInfo, all []found) *NodeInfo {
+func (sc *scratch) pick(pi *PodInfo, all []found) *NodeInfo {
 	if len(all) == 1 {
 		return all[0].ni
 	}
-	total := make([]int64, len(all))
-	col := make([]int64, len(all))
+	if cap(sc.total) < len(all) {
+		sc.total = make([]int64, len(all))
+		sc.col = make([]int64, len(all))
+	}
+	total, col := sc.total[:len(all)], sc.col[:len(all)]
+	clear(total)
 	for p := range Scorers {
 		for i := range all {
 			col[i] = all[i].raw[p]

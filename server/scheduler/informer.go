@@ -84,7 +84,9 @@ func (s *Scheduler) inform(ctx context.Context, resource string) {
 			}
 			continue
 		}
-		s.in.put(listMessage(resource, objs))
+		lm := listMessage(resource, objs)
+		s.self.forgetListed(lm.pods)
+		s.in.put(lm)
 		w, err := s.store.Watch(ctx, resource, storage.WatchOptions{Revision: rev})
 		if err != nil {
 			if ctx.Err() == nil {
@@ -94,6 +96,14 @@ func (s *Scheduler) inform(ctx context.Context, resource string) {
 			continue
 		}
 		for ev := range w.Events() {
+			if resource == "pods" && ev.Type == storage.Modified {
+				ns, name := ev.Key()
+				if pi, ok := s.self.match(ctx, ns+"/"+name, ev.Revision); ok {
+					s.metrics.SelfBoundEvents.Add(1)
+					s.in.put(message{kind: msgPod, pod: pi})
+					continue
+				}
+			}
 			obj, err := ev.Object()
 			if err != nil {
 				s.log.Warn("scheduler skipped an undecodable object", "resource", resource, "revision", ev.Revision, "err", err)

@@ -178,6 +178,8 @@ type PodInfo struct {
 	OwnerUID string
 	// Images are the pod's container images, normalised.
 	Images []string
+	// class is the pod's equivalence class (equiv.go); "" when none.
+	class string
 
 	nodeSelector labels.Selector
 	required     []nodeTerm // ORed; nil when no required affinity
@@ -195,6 +197,7 @@ func NewPodInfo(p *api.Pod) *PodInfo {
 	if p.Spec.Priority != nil {
 		pi.Priority = *p.Spec.Priority
 	}
+	pi.class = classKey(p, pi.BestEffort)
 	for i := range p.Spec.Containers {
 		c := &p.Spec.Containers[i]
 		r := resourcesOf(c.Resources.Requests)

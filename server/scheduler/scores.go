@@ -31,6 +31,9 @@ type scoreEnv struct {
 	scoring    Scoring
 	imageNodes map[string]int
 	totalNodes int
+	// sparseOwners: OwnerSpread is filled in after the search from the
+	// Snapshot's per-owner counts (scratch.ownerSpread), not per node.
+	sparseOwners bool
 }
 
 // Scorer is one scoring plugin: Raw rates a feasible node; Normalize maps
@@ -41,19 +44,25 @@ type Scorer struct {
 	Weight    int64
 	Raw       func(pi *PodInfo, ni *NodeInfo, env *scoreEnv) int64
 	Normalize func(scores []int64)
+	// Static scorers read what Static filters may (see Filter) and not
+	// env: their raw values are cached per equivalence class.
+	Static bool
 }
 
 // numScorers is len(Scorers), as a constant for fixed-size arrays.
 const numScorers = 6
 
+// ownerSpreadScorer is OwnerSpread's index in Scorers.
+const ownerSpreadScorer = 4
+
 // Scorers are the scoring plugins with kube-scheduler's default weights.
 var Scorers = [numScorers]Scorer{
-	{"NodeResourcesFit", 1, scoreResources, nil},
-	{"NodeResourcesBalancedAllocation", 1, scoreBalanced, nil},
-	{"NodeAffinity", 2, scorePreferredAffinity, normalizeUp},
-	{"TaintToleration", 3, scorePreferNoSchedule, normalizeDown},
-	{"OwnerSpread", 2, scoreOwnerSpread, normalizeDown},
-	{"ImageLocality", 1, scoreImages, nil},
+	{"NodeResourcesFit", 1, scoreResources, nil, false},
+	{"NodeResourcesBalancedAllocation", 1, scoreBalanced, nil, false},
+	{"NodeAffinity", 2, scorePreferredAffinity, normalizeUp, true},
+	{"TaintToleration", 3, scorePreferNoSchedule, normalizeDown, true},
+	{"OwnerSpread", 2, scoreOwnerSpread, normalizeDown, false},
+	{"ImageLocality", 1, scoreImages, nil, false},
 }
 
 // fraction returns requested/allocatable on the 0–MaxNodeScore scale for
@@ -132,8 +141,8 @@ func scorePreferNoSchedule(pi *PodInfo, ni *NodeInfo, _ *scoreEnv) int64 {
 
 // scoreOwnerSpread counts the pods of pi's controller already on the node
 // (lower is better).
-func scoreOwnerSpread(pi *PodInfo, ni *NodeInfo, _ *scoreEnv) int64 {
-	if pi.OwnerUID == "" {
+func scoreOwnerSpread(pi *PodInfo, ni *NodeInfo, env *scoreEnv) int64 {
+	if pi.OwnerUID == "" || env.sparseOwners {
 		return 0
 	}
 	return int64(ni.owners[pi.OwnerUID])
