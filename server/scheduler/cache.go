@@ -53,6 +53,7 @@ type Cache struct {
 	// imageNodes counts the nodes that hold each image (for image
 	// locality's spread factor).
 	imageNodes map[string]int
+	imageGen   uint64 // changes with imageNodes
 	// owners counts, per controller owner UID, the owner's pods on each
 	// node (for OwnerSpread without visiting every node).
 	owners  map[string]map[*NodeInfo]int32
@@ -71,6 +72,7 @@ func NewCache(ttl time.Duration) *Cache {
 		nodes:      make(map[string]*NodeInfo),
 		pods:       make(map[string]*cachedPod),
 		imageNodes: make(map[string]int),
+		imageGen:   1,
 		owners:     make(map[string]map[*NodeInfo]int32),
 		classes:    newClassCache(),
 	}
@@ -81,6 +83,9 @@ func NewCache(ttl time.Duration) *Cache {
 func (c *Cache) touch(ni *NodeInfo) {
 	c.gens++
 	ni.gen = c.gens
+	if ni.usage == 0 {
+		ni.usage = c.gens
+	}
 }
 
 // SetStale marks the node's heartbeats as stopped (or resumed).
@@ -108,6 +113,9 @@ func (c *Cache) SetNode(n *api.Node) {
 }
 
 func (c *Cache) countImages(ni *NodeInfo, d int) {
+	if len(ni.Images) > 0 {
+		c.imageGen++
+	}
 	for name := range ni.Images {
 		if c.imageNodes[name] += d; c.imageNodes[name] <= 0 {
 			delete(c.imageNodes, name)
@@ -160,6 +168,8 @@ func (c *Cache) place(cp *cachedPod) {
 	c.pods[cp.info.Key] = cp
 	ni := c.nodeFor(cp.node)
 	ni.addPod(cp.info)
+	c.gens++
+	ni.usage = c.gens
 	if uid := cp.info.OwnerUID; uid != "" {
 		on := c.owners[uid]
 		if on == nil {
@@ -189,6 +199,8 @@ func (c *Cache) unplace(cp *cachedPod) {
 		}
 	}
 	ni.removePod(cp.info)
+	c.gens++
+	ni.usage = c.gens
 	if ni.Node == nil && len(ni.Pods) == 0 {
 		delete(c.nodes, cp.node)
 	}
@@ -286,6 +298,7 @@ func (c *Cache) PodKeys() []string {
 type Snapshot struct {
 	Nodes      []*NodeInfo
 	imageNodes map[string]int
+	imageGen   uint64
 	// classes caches static results per equivalence class for this
 	// node list (listGen); nil disables it.
 	classes *classCache
@@ -309,7 +322,7 @@ func (c *Cache) Snapshot() Snapshot {
 		c.dirty = false
 		c.listGen++
 	}
-	return Snapshot{Nodes: c.list, imageNodes: c.imageNodes, classes: c.classes, listGen: c.listGen, owners: c.owners}
+	return Snapshot{Nodes: c.list, imageNodes: c.imageNodes, imageGen: c.imageGen, classes: c.classes, listGen: c.listGen, owners: c.owners}
 }
 
 // NewSnapshot builds a Snapshot of nodes and the pods bound on them, for

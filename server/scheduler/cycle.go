@@ -68,6 +68,7 @@ type search struct {
 	want   int
 	env    scoreEnv
 	cls    *class       // the pod's equivalence class; nil: no cache
+	imgGen uint64       // Snapshot.imageGen
 	next   atomic.Int64 // next position to claim
 	nfound atomic.Int64
 }
@@ -122,50 +123,6 @@ func (s *search) run(chunk int, out *workerOut) {
 	}
 }
 
-// runCached is run with the static filters' verdicts and scores taken
-// from the pod's class, computed for the nodes whose entry is stale. It
-// collects no rejection reasons: Schedule searches again without the
-// cache when nothing is found.
-func (s *search) runCached(chunk int, out *workerOut) {
-	n := len(s.nodes)
-	entries := s.cls.entries
-	var rs []Reason
-	for s.nfound.Load() < int64(s.want) {
-		lo := int(s.next.Add(int64(chunk))) - chunk
-		if lo >= n {
-			return
-		}
-		got := 0
-		for pos := lo; pos < min(lo+chunk, n); pos++ {
-			i := (s.start + pos) % n
-			ni := s.nodes[i]
-			e := &entries[i]
-			if e.gen != ni.gen || ni.gen == 0 {
-				e.fill(s.pi, ni)
-			}
-			if !e.ok {
-				continue
-			}
-			if rs = feasibleFrom(numStaticFilters, s.pi, ni, rs[:0]); len(rs) > 0 {
-				continue
-			}
-			f := found{pos: pos, ni: ni}
-			k := 0
-			for j := range Scorers {
-				if k < len(staticScorers) && staticScorers[k] == j {
-					f.raw[j] = e.raw[k]
-					k++
-					continue
-				}
-				f.raw[j] = Scorers[j].Raw(s.pi, ni, &s.env)
-			}
-			out.found = append(out.found, f)
-			got++
-		}
-		s.nfound.Add(int64(got))
-	}
-}
-
 // Schedule finds the best node for pi among snap's nodes, starting the
 // search at position start. When no node fits it returns a *FitError and
 // the nodes preemption may consider (rejected only for resources, pod
@@ -176,13 +133,14 @@ func (s *search) runCached(chunk int, out *workerOut) {
 // decision is the same as without.
 func (a *Algorithm) Schedule(snap Snapshot, pi *PodInfo, start int) (Decision, []*NodeInfo, error) {
 	if snap.classes != nil && pi.class != "" && len(snap.Nodes) > 0 {
-		cls := snap.classes.take(pi.class, len(snap.Nodes), snap.listGen)
-		d, cands, err := a.schedule(snap, pi, start, cls)
-		cls.mu.Unlock()
-		if err == nil {
-			return d, cands, err
+		if cls := snap.classes.take(classID{a.Scoring, pi.class}, len(snap.Nodes), snap.listGen); cls != nil {
+			d, cands, err := a.schedule(snap, pi, start, cls)
+			cls.mu.Unlock()
+			if err == nil {
+				return d, cands, err
+			}
+			// Nothing fits: search again for the reasons and candidates.
 		}
-		// Nothing fits: search again for the reasons and candidates.
 	}
 	return a.schedule(snap, pi, start, nil)
 }
@@ -203,7 +161,7 @@ func (a *Algorithm) schedule(snap Snapshot, pi *PodInfo, start int, cls *class) 
 	if n == 0 {
 		return Decision{}, nil, &FitError{Pod: pi.Key}
 	}
-	s := &search{pi: pi, nodes: nodes, start: start % n, want: a.numToFind(n), cls: cls}
+	s := &search{pi: pi, nodes: nodes, start: start % n, want: a.numToFind(n), cls: cls, imgGen: snap.imageGen}
 	s.env = scoreEnv{scoring: a.Scoring, imageNodes: snap.imageNodes, totalNodes: n, sparseOwners: cls != nil}
 	workers := a.Workers
 	if workers <= 0 {

@@ -57,19 +57,31 @@ func TestEquivalenceCacheMatchesFullSearch(t *testing.T) {
 				if ni := c.Node(nodes[rng.IntN(len(nodes))].Name); ni != nil {
 					c.SetStale(ni, !ni.Stale)
 				}
-			case r < 8: // a node leaves or comes back
+			case r < 8: // a node pulls or drops images
+				n := *nodes[rng.IntN(len(nodes))]
+				n.Status.Images = nil
+				for _, img := range []string{"registry.local/app:1", "registry.local/other:2"} {
+					if rng.IntN(2) == 0 {
+						n.Status.Images = append(n.Status.Images, api.ContainerImage{Names: []string{img}, SizeBytes: int64(100+rng.IntN(900)) << 20})
+					}
+				}
+				c.SetNode(&n)
+			case r < 9: // a node leaves or comes back
 				n := nodes[rng.IntN(len(nodes))]
 				if c.Node(n.Name) != nil {
 					c.RemoveNode(n.Name)
 				} else {
 					c.SetNode(n)
 				}
-			case r < 15 && len(placed) > 0: // a pod goes
+			case r < 16 && len(placed) > 0: // a pod goes
 				k := rng.IntN(len(placed))
 				c.RemovePod(placed[k])
 				placed = append(placed[:k], placed[k+1:]...)
 			}
 			p := benchPod(rng.IntN(200))
+			if rng.IntN(3) == 0 {
+				p.Spec.Containers[0].Image = "registry.local/other:2"
+			}
 			p.Name = fmt.Sprintf("p%d-%d", pct, i)
 			p.UID = p.Name
 			pi := NewPodInfo(p)
@@ -140,19 +152,19 @@ func TestClassKey(t *testing.T) {
 	key := func(opts ...st.PodOpt) string {
 		return NewPodInfo(st.Pod("p", "100m", "1Gi", opts...)).class
 	}
-	if key() != key(st.Owner("x")) || key() != NewPodInfo(st.Pod("q", "2", "4Gi")).class {
-		t.Error("pods differing only in name, owner or requests are in different classes")
-	}
-	if key() == NewPodInfo(st.Pod("p", "", "")).class {
-		t.Error("a best-effort pod shares a class with a burstable one (memory pressure treats them differently)")
+	if key() != key(st.Owner("x")) || key() != NewPodInfo(st.Pod("q", "100m", "1Gi")).class {
+		t.Error("pods differing only in name or owner are in different classes")
 	}
 	distinct := map[string]bool{key(): true}
-	for _, opt := range []st.PodOpt{
-		st.NodeSelector("tier", "edge"), st.NodeSelector("tier", "core"),
-		st.Required("zone", "In", "z1"), st.Preferred(5, "zone", "In", "z1"),
-		st.Tolerate("dedicated", "Equal", "gpu", "NoSchedule"),
+	for _, k := range []string{
+		NewPodInfo(st.Pod("p", "200m", "1Gi")).class,
+		NewPodInfo(st.Pod("p", "", "")).class, // best effort: memory pressure treats it differently
+		key(st.NodeSelector("tier", "edge")), key(st.NodeSelector("tier", "core")),
+		key(st.Required("zone", "In", "z1")), key(st.Preferred(5, "zone", "In", "z1")),
+		key(st.Tolerate("dedicated", "Equal", "gpu", "NoSchedule")),
+		key(st.HostPort(80)), key(st.HostPort(81)),
+		key(st.Image("registry.local/other:1")),
 	} {
-		k := key(opt)
 		if distinct[k] {
 			t.Errorf("class %s shared by pods with different requirements", k)
 		}
@@ -164,14 +176,23 @@ func TestClassKey(t *testing.T) {
 // recently used.
 func TestClassCacheBounded(t *testing.T) {
 	cc := newClassCache()
+	if cc.take(classID{key: "once"}, 3, 1) != nil {
+		t.Fatal("a class seen for the first time got entries")
+	}
+	take := func(key string) {
+		if c := cc.take(classID{key: key}, 3, 1); c != nil {
+			c.mu.Unlock()
+		}
+	}
 	for i := range maxClasses + 10 {
-		cc.take(fmt.Sprint(i), 3, 1).mu.Unlock()
-		cc.take("hot", 3, 1).mu.Unlock()
+		take(fmt.Sprint(i))
+		take(fmt.Sprint(i))
+		take("hot")
 	}
 	if len(cc.classes) > maxClasses {
 		t.Errorf("%d classes kept; want at most %d", len(cc.classes), maxClasses)
 	}
-	if cc.classes["hot"] == nil {
+	if cc.classes[classID{key: "hot"}] == nil {
 		t.Error("the most used class was evicted")
 	}
 }

@@ -95,22 +95,7 @@ func (s *Scheduler) inform(ctx context.Context, resource string) {
 			}
 			continue
 		}
-		for ev := range w.Events() {
-			if resource == "pods" && ev.Type == storage.Modified {
-				ns, name := ev.Key()
-				if pi, ok := s.self.match(ctx, ns+"/"+name, ev.Revision); ok {
-					s.metrics.SelfBoundEvents.Add(1)
-					s.in.put(message{kind: msgPod, pod: pi})
-					continue
-				}
-			}
-			obj, err := ev.Object()
-			if err != nil {
-				s.log.Warn("scheduler skipped an undecodable object", "resource", resource, "revision", ev.Revision, "err", err)
-				continue
-			}
-			s.in.put(eventMessage(ev.Type, obj))
-		}
+		s.consume(ctx, resource, w)
 		err = w.Err()
 		w.Stop()
 		if ctx.Err() != nil {
@@ -119,6 +104,61 @@ func (s *Scheduler) inform(ctx context.Context, resource string) {
 		s.metrics.Relists.Add(1)
 		s.log.Info("scheduler relisting", "resource", resource, "err", err)
 	}
+}
+
+// consume turns w's events into messages for the loop until the watch
+// ends. One goroutine reads the watch into an unbounded queue, so the
+// store never finds this watcher too slow while the other waits for a
+// bind's outcome (selfBinds.match) or decodes.
+func (s *Scheduler) consume(ctx context.Context, resource string, w *storage.Watcher) {
+	q := newInbox[storage.Event]()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		for ev := range w.Events() {
+			q.put(ev)
+		}
+	}()
+	var evs []storage.Event
+	var msgs []message
+	for ended := false; !ended; {
+		select {
+		case <-q.notify:
+		case <-read:
+			ended = true // everything read is queued: take it all
+		}
+		evs = q.take(evs)
+		for i := range evs {
+			if m, ok := s.toMessage(ctx, resource, evs[i]); ok {
+				msgs = append(msgs, m)
+			}
+			evs[i] = storage.Event{}
+		}
+		evs = evs[:0]
+		if len(msgs) > 0 {
+			s.in.put(msgs...)
+			clear(msgs)
+			msgs = msgs[:0]
+		}
+	}
+}
+
+// toMessage turns one event into a message: a bind of this
+// scheduler's own from what the binder wrote, anything else decoded.
+func (s *Scheduler) toMessage(ctx context.Context, resource string, ev storage.Event) (message, bool) {
+	if resource == "pods" && ev.Type == storage.Modified {
+		ns, name := ev.Key()
+		if pi, ok := s.self.match(ctx, ns+"/"+name, ev.Revision); ok {
+			s.metrics.SelfBoundEvents.Add(1)
+			return message{kind: msgPod, pod: pi}, true
+		}
+	}
+	obj, err := ev.Object()
+	if err != nil {
+		s.log.Warn("scheduler skipped an undecodable object", "resource", resource, "revision", ev.Revision, "err", err)
+		return message{}, false
+	}
+	return eventMessage(ev.Type, obj), true
 }
 
 func listMessage(resource string, objs []api.Object) message {

@@ -40,6 +40,9 @@ type NodeInfo struct {
 	// gen changes (to a value unique in the Cache) whenever the state
 	// Static filters and scores read changes; 0 outside a Cache.
 	gen uint64
+	// usage changes (likewise) whenever a pod is placed on or removed
+	// from the node.
+	usage uint64
 	// idx is the node's index in the Cache's Snapshot list.
 	idx int
 

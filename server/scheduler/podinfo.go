@@ -197,7 +197,6 @@ func NewPodInfo(p *api.Pod) *PodInfo {
 	if p.Spec.Priority != nil {
 		pi.Priority = *p.Spec.Priority
 	}
-	pi.class = classKey(p, pi.BestEffort)
 	for i := range p.Spec.Containers {
 		c := &p.Spec.Containers[i]
 		r := resourcesOf(c.Resources.Requests)
@@ -214,6 +213,7 @@ func NewPodInfo(p *api.Pod) *PodInfo {
 		pi.Requests.maxOf(r)
 		pi.NonZero.maxOf(nonZero(r, c.Resources.Requests))
 	}
+	pi.class = classKey(pi)
 	for _, ref := range p.OwnerReferences {
 		if ref.Controller != nil && *ref.Controller {
 			pi.OwnerUID = ref.UID

@@ -52,8 +52,12 @@ type Scorer struct {
 // numScorers is len(Scorers), as a constant for fixed-size arrays.
 const numScorers = 6
 
-// ownerSpreadScorer is OwnerSpread's index in Scorers.
-const ownerSpreadScorer = 4
+// Indices in Scorers of the scorers the equivalence cache treats
+// specially (equiv.go).
+const (
+	ownerSpreadScorer   = 4
+	imageLocalityScorer = 5
+)
 
 // Scorers are the scoring plugins with kube-scheduler's default weights.
 var Scorers = [numScorers]Scorer{
