@@ -147,10 +147,9 @@ func (a *Algorithm) Schedule(snap Snapshot, pi *PodInfo, start int) (Decision, [
 
 // scratch is a search's reusable memory.
 type scratch struct {
-	outs       []workerOut
-	all        []found
-	total, col []int64
-	foundAt    []int32 // node index → 1 + index in all (owner spread)
+	outs    []workerOut
+	all     []found
+	foundAt []int32 // node index → 1 + index in all (owner spread)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -294,30 +293,26 @@ func (sc *scratch) pick(pi *PodInfo, all []found) *NodeInfo {
 	if len(all) == 1 {
 		return all[0].ni
 	}
-	if cap(sc.total) < len(all) {
-		sc.total = make([]int64, len(all))
-		sc.col = make([]int64, len(all))
-	}
-	total, col := sc.total[:len(all)], sc.col[:len(all)]
-	clear(total)
-	for p := range Scorers {
-		for i := range all {
-			col[i] = all[i].raw[p]
-		}
-		if Scorers[p].Normalize != nil {
-			Scorers[p].Normalize(col)
-		}
-		for i := range all {
-			total[i] += col[i] * Scorers[p].Weight
+	var hi [numScorers]int64
+	for i := range all {
+		for p := range Scorers {
+			hi[p] = max(hi[p], all[i].raw[p])
 		}
 	}
 	var rng *rand.Rand
+	var bestTotal int64
 	best, ties := 0, 1
-	for i := 1; i < len(all); i++ {
+	for i := range all {
+		var total int64
+		for p := range Scorers {
+			total += Scorers[p].Normalize.normalized(all[i].raw[p], hi[p]) * Scorers[p].Weight
+		}
 		switch {
-		case total[i] > total[best]:
-			best, ties = i, 1
-		case total[i] == total[best]:
+		case i == 0:
+			bestTotal = total
+		case total > bestTotal:
+			best, ties, bestTotal = i, 1, total
+		case total == bestTotal:
 			ties++
 			if rng == nil {
 				rng = rand.New(rand.NewPCG(seedOf(pi), 0))

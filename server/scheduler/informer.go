@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -169,10 +170,19 @@ func listMessage(resource string, objs []api.Object) message {
 		}
 		return m
 	}
-	m := message{kind: msgPods, pods: make([]*PodInfo, 0, len(objs))}
-	for _, o := range objs {
-		m.pods = append(m.pods, NewPodInfo(o.(*api.Pod)))
+	m := message{kind: msgPods, pods: make([]*PodInfo, len(objs))}
+	// A relist of many pods: compute their PodInfos on every CPU.
+	workers := min(runtime.GOMAXPROCS(0), len(objs)/256+1)
+	per := (len(objs) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w * per; i < min((w+1)*per, len(objs)); i++ {
+				m.pods[i] = NewPodInfo(objs[i].(*api.Pod))
+			}
+		})
 	}
+	wg.Wait()
 	return m
 }
 

@@ -2,11 +2,14 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/skiffhq/skiff/api"
 	st "github.com/skiffhq/skiff/server/scheduler/schedtest"
 	"github.com/skiffhq/skiff/storage"
+	"github.com/skiffhq/skiff/storage/storagetest"
 )
 
 // announced returns a bind of a pod at resourceVersion rv to n1,
@@ -133,4 +136,83 @@ func TestSchedulerSkipsOwnBindEventsNotForeignChanges(t *testing.T) {
 	}
 	h.eventually("c bound once a finished", func() bool { return h.pod("c").Spec.NodeName == "n1" })
 	h.eventually("c's bind confirmed", func() bool { return m.SelfBoundEvents.Load() == 3 })
+}
+
+// TestSchedulerKeepsWatchWhileWaitingForBinds holds the pod informer on
+// an event whose bind outcome is pending while 300 more changes are
+// committed to a store whose watchers may fall only 16 events behind: the
+// informer keeps reading its watch meanwhile, so it is not cut off, and
+// once the outcome is known it goes on (a pod created last is bound).
+func TestSchedulerKeepsWatchWhileWaitingForBinds(t *testing.T) {
+	store := storagetest.Open(t, storage.Options{WatchBuffer: 16})
+	ctx := context.Background()
+	create := func(o api.Object) {
+		t.Helper()
+		if err := store.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update := func(name string, label string) {
+		t.Helper()
+		_, err := store.GuaranteedUpdate(ctx, "pods", "default", name, func(cur api.Object) (api.Object, error) {
+			p := *cur.(*api.Pod)
+			p.Labels = map[string]string{"v": label}
+			return &p, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	create(st.Node("n1", "4", "8Gi", st.Labels("zone", "a")))
+	for i := range 100 {
+		create(st.Pod(fmt.Sprintf("p%02d", i), "100m", "10Mi", st.NodeSelector("zone", "b")))
+	}
+	s, err := New(Config{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(runCtx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+	m := s.Metrics()
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(5 * time.Millisecond) // polling real I/O with a deadline
+		}
+	}
+	wait("every pod tried", func() bool { return m.Unschedulable.Load() >= 100 })
+
+	// A bind of p00 is in flight as far as the informer knows; another
+	// writer changes p00, so the informer waits for the bind's outcome.
+	o, err := store.Get(ctx, "pods", "default", "p00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := o.(*api.Pod)
+	batch, binds := s.self.announce([]bindRequest{{qp: &QueuedPod{PodInfo: NewPodInfo(p)}, pod: p, node: "n1"}}, []api.Object{boundPod(p, "n1", st.Epoch)})
+	update("p00", "x")
+	for round := range 3 {
+		for i := 1; i < 100; i++ {
+			update(fmt.Sprintf("p%02d", i), fmt.Sprint(round))
+		}
+	}
+	create(st.Pod("last", "100m", "10Mi"))
+	r0 := m.Relists.Load()
+	s.self.settle(batch, binds, []error{storage.ErrConflict}) // the other writer won
+
+	wait("the last pod bound", func() bool { return m.Scheduled.Load() == 1 })
+	if n := m.Relists.Load(); n != 0 || r0 != 0 {
+		t.Errorf("%d relists (%d before the outcome); want the watch kept", n, r0)
+	}
 }
