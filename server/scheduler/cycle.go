@@ -24,7 +24,11 @@ type Algorithm struct {
 	// Percentage of the nodes to find feasible before stopping
 	// (percentageOfNodesToScore); 0 picks kube-scheduler's adaptive
 	// value (50% minus 1% per 125 nodes, at least 5%), 100 checks all.
-	// At least 100 feasible nodes are always sought.
+	// At least 100 feasible nodes are always sought. The search walks
+	// the nodes (sorted by name) from where the previous pod's search
+	// ended, keeps the first that many feasible nodes in that order and
+	// scores only those; on clusters under 100 nodes every node is
+	// checked.
 	Percentage int
 	// Workers filter and score in parallel; 0 means GOMAXPROCS.
 	Workers int
@@ -37,7 +41,8 @@ type Decision struct {
 	// Evaluated nodes were filtered; Feasible of them passed.
 	Evaluated, Feasible int
 	// Next is where the next cycle should start looking, so successive
-	// pods spread their search over the cluster.
+	// pods spread their search over the cluster: just past the last node
+	// kept when enough were found, else where this search started.
 	Next int
 }
 
@@ -150,7 +155,11 @@ type scratch struct {
 	outs    []workerOut
 	all     []found
 	foundAt []int32 // node index → 1 + index in all (owner spread)
+	tabs    [numScorers][]int64
 }
+
+// maxNormTable bounds the raw rates pick looks up in a table.
+const maxNormTable = 1024
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
@@ -299,13 +308,30 @@ func (sc *scratch) pick(pi *PodInfo, all []found) *NodeInfo {
 			hi[p] = max(hi[p], all[i].raw[p])
 		}
 	}
+	// Normalised, weighted values of the small raw rates (counts, sums
+	// of weights) are looked up rather than divided for each node.
+	var tab [numScorers][]int64
+	for p := range Scorers {
+		if Scorers[p].Normalize == NormalizeNone || hi[p] > maxNormTable {
+			continue
+		}
+		t := sc.tabs[p][:0]
+		for v := range hi[p] + 1 {
+			t = append(t, Scorers[p].Normalize.normalized(v, hi[p])*Scorers[p].Weight)
+		}
+		tab[p], sc.tabs[p] = t, t
+	}
 	var rng *rand.Rand
 	var bestTotal int64
 	best, ties := 0, 1
 	for i := range all {
 		var total int64
 		for p := range Scorers {
-			total += Scorers[p].Normalize.normalized(all[i].raw[p], hi[p]) * Scorers[p].Weight
+			if v := all[i].raw[p]; tab[p] != nil && v >= 0 {
+				total += tab[p][v]
+			} else {
+				total += Scorers[p].Normalize.normalized(v, hi[p]) * Scorers[p].Weight
+			}
 		}
 		switch {
 		case i == 0:
