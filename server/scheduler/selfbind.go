@@ -60,12 +60,11 @@ func (r *selfBinds) announce(reqs []bindRequest, objs []api.Object) (*selfBatch,
 	r.mu.Lock()
 	for i, q := range reqs {
 		prev, err := strconv.ParseInt(q.pod.ResourceVersion, 10, 64)
-		if err != nil {
-			prev = -1 // never matched: the event is decoded
-		}
 		sb := &selfBind{batch: b, prev: prev, pi: q.qp.PodInfo, pod: objs[i].(*api.Pod)}
 		out[i] = sb
-		r.binds[q.qp.Key] = sb
+		if err == nil {
+			r.binds[q.qp.Key] = sb
+		} // else not registered: its event is decoded
 	}
 	r.mu.Unlock()
 	return b, out
@@ -98,7 +97,7 @@ func (r *selfBinds) match(ctx context.Context, key string, rev int64) (*PodInfo,
 	r.mu.Lock()
 	sb := r.binds[key]
 	r.mu.Unlock()
-	if sb == nil || sb.prev < 0 || rev <= sb.prev {
+	if sb == nil || rev <= sb.prev {
 		return nil, false
 	}
 	select {

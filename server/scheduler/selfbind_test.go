@@ -77,6 +77,15 @@ func TestSelfBindsMatchOwnWriteOnly(t *testing.T) {
 		t.Error("an event at another revision matched the bind")
 	}
 
+	// A pod without a resourceVersion is not registered (its bind has no
+	// precondition to reason from): its events are decoded.
+	b, sbs, bound = announced(r, "unversioned", "")
+	bound.ResourceVersion = "50"
+	r.settle(b, sbs, []error{nil})
+	if _, ok := r.match(ctx, "default/unversioned", 50); ok {
+		t.Error("the event of a bind without precondition matched")
+	}
+
 	// A pod with no bind announced is never matched.
 	if _, ok := r.match(ctx, "default/unknown", 5); ok {
 		t.Error("an unannounced pod matched")
