@@ -311,8 +311,11 @@ func (sc *scratch) pick(pi *PodInfo, all []found) *NodeInfo {
 	// Normalised, weighted values of the small raw rates (counts, sums
 	// of weights) are looked up rather than divided for each node.
 	var tab [numScorers][]int64
+	var weight [numScorers]int64
+	var norm [numScorers]Normalization
 	for p := range Scorers {
-		if Scorers[p].Normalize == NormalizeNone || hi[p] > maxNormTable {
+		weight[p], norm[p] = Scorers[p].Weight, Scorers[p].Normalize
+		if norm[p] == NormalizeNone || hi[p] > maxNormTable {
 			continue
 		}
 		t := sc.tabs[p][:0]
@@ -326,11 +329,14 @@ func (sc *scratch) pick(pi *PodInfo, all []found) *NodeInfo {
 	best, ties := 0, 1
 	for i := range all {
 		var total int64
-		for p := range Scorers {
-			if v := all[i].raw[p]; tab[p] != nil && v >= 0 {
+		for p, v := range all[i].raw {
+			switch {
+			case norm[p] == NormalizeNone:
+				total += v * weight[p]
+			case tab[p] != nil && v >= 0:
 				total += tab[p][v]
-			} else {
-				total += Scorers[p].Normalize.normalized(v, hi[p]) * Scorers[p].Weight
+			default:
+				total += norm[p].normalized(v, hi[p]) * weight[p]
 			}
 		}
 		switch {
