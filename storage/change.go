@@ -50,6 +50,11 @@ type Event struct {
 // selection, it is the object as changed.
 func (e Event) Object() (api.Object, error) { return e.c.object() }
 
+// Key returns the namespace ("" for cluster-scoped objects) and name of
+// the event's object without decoding it, so a watcher can skip events it
+// already knows (the scheduler skips the pods it has just bound itself).
+func (e Event) Key() (namespace, name string) { return e.c.key.namespace, e.c.key.name }
+
 // change is one row of the change log, in memory. It is immutable once
 // published except for its lazily decoded parts, which sync.Once guards.
 type change struct {

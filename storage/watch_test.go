@@ -48,6 +48,9 @@ func applyEvents(t *testing.T, state map[string][]byte, evs []storage.Event) {
 		}
 		m := obj.GetObjectMeta()
 		k := m.Namespace + "/" + m.Name
+		if ns, name := ev.Key(); ns != m.Namespace || name != m.Name {
+			t.Errorf("Event.Key() = %q, %q; want the object's %q, %q", ns, name, m.Namespace, m.Name)
+		}
 		switch ev.Type {
 		case storage.Added, storage.Modified:
 			state[k] = ev.Value

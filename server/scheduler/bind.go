@@ -34,19 +34,9 @@ func (s *Scheduler) binder(ctx context.Context) {
 		if len(reqs) == 0 {
 			continue
 		}
-		now := s.clk.Now()
-		objs = objs[:0]
-		for _, r := range reqs {
-			objs = append(objs, boundPod(r.pod, r.node, now))
+		for lo := 0; lo < len(reqs); lo += bindBatchMax {
+			objs = s.bind(ctx, reqs[lo:min(lo+bindBatchMax, len(reqs))], objs[:0])
 		}
-		errs := s.store.UpdateBatch(ctx, objs)
-		s.metrics.BindBatches.Add(1)
-		at := s.clk.Now()
-		msgs := make([]message, len(reqs))
-		for i, r := range reqs {
-			msgs[i] = message{kind: msgBound, qp: r.qp, dest: r.node, at: at, err: errs[i]}
-		}
-		s.in.put(msgs...)
 		clear(reqs)
 		reqs = reqs[:0]
 		// Another request may have arrived while this batch committed
@@ -62,6 +52,32 @@ func (s *Scheduler) binder(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// bindBatchMax is the most binds written by one UpdateBatch: one
+// transaction at the store's default MaxBatch, so the pod informer, which
+// may wait for a batch's outcome (selfBinds.match), waits for one commit.
+const bindBatchMax = storage.DefaultMaxBatch
+
+// bind writes reqs with one UpdateBatch and reports the results to the
+// loop. objs is scratch space, returned for reuse.
+func (s *Scheduler) bind(ctx context.Context, reqs []bindRequest, objs []api.Object) []api.Object {
+	now := s.clk.Now()
+	for _, r := range reqs {
+		objs = append(objs, boundPod(r.pod, r.node, now))
+	}
+	batch, announced := s.self.announce(reqs, objs)
+	errs := s.store.UpdateBatch(ctx, objs)
+	s.self.settle(batch, announced, errs)
+	s.metrics.BindBatches.Add(1)
+	at := s.clk.Now()
+	msgs := make([]message, len(reqs))
+	for i, r := range reqs {
+		msgs[i] = message{kind: msgBound, qp: r.qp, dest: r.node, at: at, err: errs[i]}
+	}
+	s.in.put(msgs...)
+	clear(objs)
+	return objs[:0]
 }
 
 // boundPod returns a copy of p bound to node with PodScheduled=True. p is

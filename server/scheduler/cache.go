@@ -53,8 +53,15 @@ type Cache struct {
 	// imageNodes counts the nodes that hold each image (for image
 	// locality's spread factor).
 	imageNodes map[string]int
-	list       []*NodeInfo // nodes with a Node object, by name
-	dirty      bool        // list must be rebuilt
+	imageGen   uint64 // changes with imageNodes
+	// owners counts, per controller owner UID, the owner's pods on each
+	// node (for OwnerSpread without visiting every node).
+	owners  map[string]map[*NodeInfo]int32
+	list    []*NodeInfo // nodes with a Node object, by name
+	dirty   bool        // list must be rebuilt
+	listGen uint64      // counts list rebuilds
+	gens    uint64      // last node generation handed out
+	classes *classCache
 }
 
 // NewCache returns an empty Cache whose assumed pods expire ttl after
@@ -65,6 +72,27 @@ func NewCache(ttl time.Duration) *Cache {
 		nodes:      make(map[string]*NodeInfo),
 		pods:       make(map[string]*cachedPod),
 		imageNodes: make(map[string]int),
+		imageGen:   1,
+		owners:     make(map[string]map[*NodeInfo]int32),
+		classes:    newClassCache(),
+	}
+}
+
+// touch gives ni a new generation: its static state changed, so class
+// entries computed on it are stale.
+func (c *Cache) touch(ni *NodeInfo) {
+	c.gens++
+	ni.gen = c.gens
+	if ni.usage == 0 {
+		ni.usage = c.gens
+	}
+}
+
+// SetStale marks the node's heartbeats as stopped (or resumed).
+func (c *Cache) SetStale(ni *NodeInfo, stale bool) {
+	if ni.Stale != stale {
+		ni.Stale = stale
+		c.touch(ni)
 	}
 }
 
@@ -81,9 +109,13 @@ func (c *Cache) SetNode(n *api.Node) {
 	c.countImages(ni, -1)
 	ni.setNode(n)
 	c.countImages(ni, 1)
+	c.touch(ni)
 }
 
 func (c *Cache) countImages(ni *NodeInfo, d int) {
+	if len(ni.Images) > 0 {
+		c.imageGen++
+	}
 	for name := range ni.Images {
 		if c.imageNodes[name] += d; c.imageNodes[name] <= 0 {
 			delete(c.imageNodes, name)
@@ -134,16 +166,43 @@ func (c *Cache) nodeFor(name string) *NodeInfo {
 
 func (c *Cache) place(cp *cachedPod) {
 	c.pods[cp.info.Key] = cp
-	c.nodeFor(cp.node).addPod(cp.info)
+	ni := c.nodeFor(cp.node)
+	ni.addPod(cp.info)
+	c.gens++
+	ni.usage = c.gens
+	if uid := cp.info.OwnerUID; uid != "" {
+		on := c.owners[uid]
+		if on == nil {
+			on = make(map[*NodeInfo]int32)
+			c.owners[uid] = on
+		}
+		on[ni]++
+	}
 }
 
 func (c *Cache) unplace(cp *cachedPod) {
 	delete(c.pods, cp.info.Key)
-	if ni, ok := c.nodes[cp.node]; ok {
-		ni.removePod(cp.info)
-		if ni.Node == nil && len(ni.Pods) == 0 {
-			delete(c.nodes, cp.node)
+	ni, ok := c.nodes[cp.node]
+	if !ok {
+		return
+	}
+	if _, on := ni.Pods[cp.info.Key]; on {
+		if uid := cp.info.OwnerUID; uid != "" {
+			if on := c.owners[uid]; on != nil {
+				if on[ni]--; on[ni] <= 0 {
+					delete(on, ni)
+				}
+				if len(on) == 0 {
+					delete(c.owners, uid)
+				}
+			}
 		}
+	}
+	ni.removePod(cp.info)
+	c.gens++
+	ni.usage = c.gens
+	if ni.Node == nil && len(ni.Pods) == 0 {
+		delete(c.nodes, cp.node)
 	}
 }
 
@@ -239,6 +298,12 @@ func (c *Cache) PodKeys() []string {
 type Snapshot struct {
 	Nodes      []*NodeInfo
 	imageNodes map[string]int
+	imageGen   uint64
+	// classes caches static results per equivalence class for this
+	// node list (listGen); nil disables it.
+	classes *classCache
+	listGen uint64
+	owners  map[string]map[*NodeInfo]int32
 }
 
 // Snapshot returns the current Snapshot.
@@ -251,9 +316,13 @@ func (c *Cache) Snapshot() Snapshot {
 			}
 		}
 		slices.SortFunc(c.list, func(a, b *NodeInfo) int { return strings.Compare(a.Name, b.Name) })
+		for i, ni := range c.list {
+			ni.idx = i
+		}
 		c.dirty = false
+		c.listGen++
 	}
-	return Snapshot{Nodes: c.list, imageNodes: c.imageNodes}
+	return Snapshot{Nodes: c.list, imageNodes: c.imageNodes, imageGen: c.imageGen, classes: c.classes, listGen: c.listGen, owners: c.owners}
 }
 
 // NewSnapshot builds a Snapshot of nodes and the pods bound on them, for

@@ -5,7 +5,11 @@
 //
 // Two informers (informer.go) list and then watch pods and nodes in the
 // store and hand decoded objects, already turned into PodInfo, to the
-// scheduling loop. The loop (scheduler.go) is one goroutine that owns the
+// scheduling loop. Each reads its watch into an unbounded queue so the
+// store never cuts it off as too slow. The pod watch's events for this
+// scheduler's own binds are not decoded: the binder announces each bind
+// and its outcome, and the informer hands the loop the object it wrote
+// (selfbind.go). The loop (scheduler.go) is one goroutine that owns the
 // Cache (nodes with their requested resources, ports, images, conditions,
 // taints and labels, plus the pods assumed on them) and the Queue (active
 // heap by priority then age, backoff, unschedulable set): nothing else
@@ -16,15 +20,20 @@
 // (filters.go) and scores (scores.go) the nodes in parallel, stopping
 // after enough feasible nodes on large clusters, and picks the best,
 // breaking ties with a shuffle seeded from the pod's UID so a decision can
-// be replayed. Rejections are data (Reason), turned into the Kubernetes
+// be replayed. Pods with the same scheduling inputs form an equivalence
+// class (equiv.go): the Cache keeps each class's filter verdicts and raw
+// scores per node, stamped with the generations of the node state they
+// read, so the next pod of a ReplicaSet reuses them and recomputes only
+// what a bind or a node update changed; decisions are the same as
+// without it. Rejections are data (Reason), turned into the Kubernetes
 // message form only at the edge (FitError). When nothing fits,
 // Algorithm.Preempt (preempt.go) looks for the node where evicting the
 // fewest, lowest-priority pods makes room.
 //
 // Effects sit behind the loop: the pod is assumed in the cache, then bound
 // asynchronously (bind.go) by binders that write every bind ready at that
-// moment to the store in one batch (storage.Store.UpdateBatch) with a
-// resourceVersion precondition. The watch confirms the assumption; a
+// moment to the store, 256 per storage.Store.UpdateBatch (one
+// transaction), each with a resourceVersion precondition. The watch confirms the assumption; a
 // failed bind forgets it and re-queues the pod. Events and status writes
 // go through a bounded asynchronous queue so they never slow a cycle.
 //

@@ -22,24 +22,34 @@ const (
 type Filter struct {
 	Name  string
 	Check func(pi *PodInfo, ni *NodeInfo, out []Reason) []Reason
+	// Static filters read only the pod's equivalence class (classKey)
+	// and the node's own state (what setNode and Stale set, so a change
+	// bumps the node's generation), never the pods on the node: their
+	// verdicts are cached per class (equiv.go).
+	Static bool
 }
 
 // Filters are the feasibility checks, cheapest and most selective first.
 // A node is rejected by the first filter that finds a reason.
 var Filters = []Filter{
-	{"NodeName", filterNodeName},
-	{"NodeUnschedulable", filterUnschedulable},
-	{"NodeReady", filterReady},
-	{"TaintToleration", filterTaints},
-	{"NodePressure", filterPressure},
-	{"NodeAffinity", filterAffinity},
-	{"NodePorts", filterPorts},
-	{"NodeResourcesFit", filterResources},
+	{"NodeName", filterNodeName, true},
+	{"NodeUnschedulable", filterUnschedulable, true},
+	{"NodeReady", filterReady, true},
+	{"TaintToleration", filterTaints, true},
+	{"NodePressure", filterPressure, true},
+	{"NodeAffinity", filterAffinity, true},
+	{"NodePorts", filterPorts, false},
+	{"NodeResourcesFit", filterResources, false},
 }
 
 // feasible runs every filter, stopping at the first that rejects.
 func feasible(pi *PodInfo, ni *NodeInfo, out []Reason) []Reason {
-	for i := range Filters {
+	return feasibleFrom(0, pi, ni, out)
+}
+
+// feasibleFrom runs the filters from index first on.
+func feasibleFrom(first int, pi *PodInfo, ni *NodeInfo, out []Reason) []Reason {
+	for i := first; i < len(Filters); i++ {
 		if out = Filters[i].Check(pi, ni, out); len(out) > 0 {
 			return out
 		}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -84,7 +85,9 @@ func (s *Scheduler) inform(ctx context.Context, resource string) {
 			}
 			continue
 		}
-		s.in.put(listMessage(resource, objs))
+		lm := listMessage(resource, objs)
+		s.self.forgetListed(lm.pods)
+		s.in.put(lm)
 		w, err := s.store.Watch(ctx, resource, storage.WatchOptions{Revision: rev})
 		if err != nil {
 			if ctx.Err() == nil {
@@ -93,14 +96,7 @@ func (s *Scheduler) inform(ctx context.Context, resource string) {
 			}
 			continue
 		}
-		for ev := range w.Events() {
-			obj, err := ev.Object()
-			if err != nil {
-				s.log.Warn("scheduler skipped an undecodable object", "resource", resource, "revision", ev.Revision, "err", err)
-				continue
-			}
-			s.in.put(eventMessage(ev.Type, obj))
-		}
+		s.consume(ctx, resource, w)
 		err = w.Err()
 		w.Stop()
 		if ctx.Err() != nil {
@@ -111,6 +107,61 @@ func (s *Scheduler) inform(ctx context.Context, resource string) {
 	}
 }
 
+// consume turns w's events into messages for the loop until the watch
+// ends. One goroutine reads the watch into an unbounded queue, so the
+// store never finds this watcher too slow while the other waits for a
+// bind's outcome (selfBinds.match) or decodes.
+func (s *Scheduler) consume(ctx context.Context, resource string, w *storage.Watcher) {
+	q := newInbox[storage.Event]()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		for ev := range w.Events() {
+			q.put(ev)
+		}
+	}()
+	var evs []storage.Event
+	var msgs []message
+	for ended := false; !ended; {
+		select {
+		case <-q.notify:
+		case <-read:
+			ended = true // everything read is queued: take it all
+		}
+		evs = q.take(evs)
+		for i := range evs {
+			if m, ok := s.toMessage(ctx, resource, evs[i]); ok {
+				msgs = append(msgs, m)
+			}
+			evs[i] = storage.Event{}
+		}
+		evs = evs[:0]
+		if len(msgs) > 0 {
+			s.in.put(msgs...)
+			clear(msgs)
+			msgs = msgs[:0]
+		}
+	}
+}
+
+// toMessage turns one event into a message: a bind of this
+// scheduler's own from what the binder wrote, anything else decoded.
+func (s *Scheduler) toMessage(ctx context.Context, resource string, ev storage.Event) (message, bool) {
+	if resource == "pods" && ev.Type == storage.Modified {
+		ns, name := ev.Key()
+		if pi, ok := s.self.match(ctx, ns+"/"+name, ev.Revision); ok {
+			s.metrics.SelfBoundEvents.Add(1)
+			return message{kind: msgPod, pod: pi}, true
+		}
+	}
+	obj, err := ev.Object()
+	if err != nil {
+		s.log.Warn("scheduler skipped an undecodable object", "resource", resource, "revision", ev.Revision, "err", err)
+		return message{}, false
+	}
+	return eventMessage(ev.Type, obj), true
+}
+
 func listMessage(resource string, objs []api.Object) message {
 	if resource == "nodes" {
 		m := message{kind: msgNodes, nodes: make([]*api.Node, 0, len(objs))}
@@ -119,10 +170,19 @@ func listMessage(resource string, objs []api.Object) message {
 		}
 		return m
 	}
-	m := message{kind: msgPods, pods: make([]*PodInfo, 0, len(objs))}
-	for _, o := range objs {
-		m.pods = append(m.pods, NewPodInfo(o.(*api.Pod)))
+	m := message{kind: msgPods, pods: make([]*PodInfo, len(objs))}
+	// A relist of many pods: compute their PodInfos on every CPU.
+	workers := min(runtime.GOMAXPROCS(0), len(objs)/256+1)
+	per := (len(objs) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w * per; i < min((w+1)*per, len(objs)); i++ {
+				m.pods[i] = NewPodInfo(objs[i].(*api.Pod))
+			}
+		})
 	}
+	wg.Wait()
 	return m
 }
 

@@ -21,6 +21,9 @@ type Metrics struct {
 	// Relists counts informer relists (after compaction or falling
 	// behind); Expired assumed pods never confirmed.
 	Relists, Expired atomic.Int64
+	// SelfBoundEvents counts pod watch events recognised as this
+	// scheduler's own binds and not decoded (selfbind.go).
+	SelfBoundEvents atomic.Int64
 	// EffectsDropped counts events and status writes dropped because
 	// their queue was full.
 	EffectsDropped atomic.Int64

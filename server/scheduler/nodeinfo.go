@@ -37,6 +37,15 @@ type NodeInfo struct {
 	Stale  bool
 	Taints []api.Taint
 
+	// gen changes (to a value unique in the Cache) whenever the state
+	// Static filters and scores read changes; 0 outside a Cache.
+	gen uint64
+	// usage changes (likewise) whenever a pod is placed on or removed
+	// from the node.
+	usage uint64
+	// idx is the node's index in the Cache's Snapshot list.
+	idx int
+
 	// Pods are the pods on the node, by key.
 	Pods map[string]*PodInfo
 	// owners counts the node's pods per controller owner UID.

@@ -178,6 +178,8 @@ type PodInfo struct {
 	OwnerUID string
 	// Images are the pod's container images, normalised.
 	Images []string
+	// class is the pod's equivalence class (equiv.go); "" when none.
+	class string
 
 	nodeSelector labels.Selector
 	required     []nodeTerm // ORed; nil when no required affinity
@@ -211,6 +213,7 @@ func NewPodInfo(p *api.Pod) *PodInfo {
 		pi.Requests.maxOf(r)
 		pi.NonZero.maxOf(nonZero(r, c.Resources.Requests))
 	}
+	pi.class = classKey(pi)
 	for _, ref := range p.OwnerReferences {
 		if ref.Controller != nil && *ref.Controller {
 			pi.OwnerUID = ref.UID

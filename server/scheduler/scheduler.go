@@ -104,6 +104,7 @@ type Scheduler struct {
 	in    *inbox[message]     // informers and binders → loop
 	binds *inbox[bindRequest] // loop → binders
 	fx    *effects
+	self  *selfBinds // binds in flight, so their watch events need no decoding
 
 	// Owned by the loop goroutine.
 	cache       *Cache
@@ -147,6 +148,7 @@ func New(cfg Config) (*Scheduler, error) {
 		in:        newInbox[message](),
 		binds:     newInbox[bindRequest](),
 		fx:        newEffects(func() { m.EffectsDropped.Add(1) }),
+		self:      newSelfBinds(),
 		cache:     NewCache(cfg.AssumeTTL),
 		queue:     NewQueue(),
 		nominated: make(map[string]string),
@@ -356,7 +358,7 @@ func (s *Scheduler) maintain(now time.Time) {
 			if ni.Stale && !stale {
 				moved = true
 			}
-			ni.Stale = stale
+			s.cache.SetStale(ni, stale)
 		}
 	}
 	if moved {

@@ -31,29 +31,53 @@ type scoreEnv struct {
 	scoring    Scoring
 	imageNodes map[string]int
 	totalNodes int
+	// sparseOwners: OwnerSpread is filled in after the search from the
+	// Snapshot's per-owner counts (scratch.ownerSpread), not per node.
+	sparseOwners bool
 }
 
-// Scorer is one scoring plugin: Raw rates a feasible node; Normalize maps
-// the raw rates of all feasible nodes onto 0–MaxNodeScore in place (nil
-// when Raw already does). The total is the weighted sum.
+// Normalization maps the raw rates of all feasible nodes onto
+// 0–MaxNodeScore.
+type Normalization uint8
+
+// Normalizations.
+const (
+	NormalizeNone Normalization = iota // Raw already rates 0–MaxNodeScore
+	NormalizeUp                        // normalizeUp: the highest raw rate gets MaxNodeScore
+	NormalizeDown                      // normalizeDown: the lowest raw rate gets MaxNodeScore
+)
+
+// Scorer is one scoring plugin: Raw rates a feasible node; Normalize says
+// how the rates of all feasible nodes are mapped onto 0–MaxNodeScore. The
+// total is the weighted sum.
 type Scorer struct {
 	Name      string
 	Weight    int64
 	Raw       func(pi *PodInfo, ni *NodeInfo, env *scoreEnv) int64
-	Normalize func(scores []int64)
+	Normalize Normalization
+	// Static scorers read what Static filters may (see Filter) and not
+	// env: their raw values are cached per equivalence class.
+	Static bool
 }
 
 // numScorers is len(Scorers), as a constant for fixed-size arrays.
 const numScorers = 6
 
+// Indices in Scorers of the scorers the equivalence cache treats
+// specially (equiv.go).
+const (
+	ownerSpreadScorer   = 4
+	imageLocalityScorer = 5
+)
+
 // Scorers are the scoring plugins with kube-scheduler's default weights.
 var Scorers = [numScorers]Scorer{
-	{"NodeResourcesFit", 1, scoreResources, nil},
-	{"NodeResourcesBalancedAllocation", 1, scoreBalanced, nil},
-	{"NodeAffinity", 2, scorePreferredAffinity, normalizeUp},
-	{"TaintToleration", 3, scorePreferNoSchedule, normalizeDown},
-	{"OwnerSpread", 2, scoreOwnerSpread, normalizeDown},
-	{"ImageLocality", 1, scoreImages, nil},
+	{"NodeResourcesFit", 1, scoreResources, NormalizeNone, false},
+	{"NodeResourcesBalancedAllocation", 1, scoreBalanced, NormalizeNone, false},
+	{"NodeAffinity", 2, scorePreferredAffinity, NormalizeUp, true},
+	{"TaintToleration", 3, scorePreferNoSchedule, NormalizeDown, true},
+	{"OwnerSpread", 2, scoreOwnerSpread, NormalizeDown, false},
+	{"ImageLocality", 1, scoreImages, NormalizeNone, false},
 }
 
 // fraction returns requested/allocatable on the 0–MaxNodeScore scale for
@@ -132,8 +156,8 @@ func scorePreferNoSchedule(pi *PodInfo, ni *NodeInfo, _ *scoreEnv) int64 {
 
 // scoreOwnerSpread counts the pods of pi's controller already on the node
 // (lower is better).
-func scoreOwnerSpread(pi *PodInfo, ni *NodeInfo, _ *scoreEnv) int64 {
-	if pi.OwnerUID == "" {
+func scoreOwnerSpread(pi *PodInfo, ni *NodeInfo, env *scoreEnv) int64 {
+	if pi.OwnerUID == "" || env.sparseOwners {
 		return 0
 	}
 	return int64(ni.owners[pi.OwnerUID])
@@ -160,6 +184,21 @@ func scoreImages(pi *PodInfo, ni *NodeInfo, env *scoreEnv) int64 {
 		return MaxNodeScore
 	}
 	return (sum - imageMinBytes) * MaxNodeScore / (hi - imageMinBytes)
+}
+
+// normalized returns raw normalised by n, hi being the highest raw rate
+// among the feasible nodes (at least 0): the per-value form of
+// normalizeUp and normalizeDown, which pick applies in one pass.
+func (n Normalization) normalized(raw, hi int64) int64 {
+	switch {
+	case n == NormalizeUp && hi != 0:
+		return raw * MaxNodeScore / hi
+	case n == NormalizeDown && hi == 0:
+		return MaxNodeScore
+	case n == NormalizeDown:
+		return (hi - raw) * MaxNodeScore / hi
+	}
+	return raw
 }
 
 // normalizeUp scales so the highest raw score becomes MaxNodeScore.

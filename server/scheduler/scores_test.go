@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -69,6 +71,66 @@ func TestNormalize(t *testing.T) {
 		tc.fn(got)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s(%v) = %v; want %v", tc.name, tc.in, got, tc.want)
+		}
+	}
+}
+
+// pickByColumns is pick as the column-wise definition reads: normalise
+// each scorer's column with normalizeUp/normalizeDown, weigh, sum, then
+// break ties by reservoir sampling seeded from the pod.
+func pickByColumns(pi *PodInfo, all []found) *NodeInfo {
+	total := make([]int64, len(all))
+	col := make([]int64, len(all))
+	for p := range Scorers {
+		for i := range all {
+			col[i] = all[i].raw[p]
+		}
+		switch Scorers[p].Normalize {
+		case NormalizeUp:
+			normalizeUp(col)
+		case NormalizeDown:
+			normalizeDown(col)
+		}
+		for i := range all {
+			total[i] += col[i] * Scorers[p].Weight
+		}
+	}
+	var rng *rand.Rand
+	best, ties := 0, 1
+	for i := 1; i < len(all); i++ {
+		switch {
+		case total[i] > total[best]:
+			best, ties = i, 1
+		case total[i] == total[best]:
+			ties++
+			if rng == nil {
+				rng = rand.New(rand.NewPCG(seedOf(pi), 0))
+			}
+			if rng.IntN(ties) == 0 {
+				best = i
+			}
+		}
+	}
+	return all[best].ni
+}
+
+// TestPickMatchesColumnNormalization checks pick's one-pass arithmetic
+// against the column-wise definition, ties included.
+func TestPickMatchesColumnNormalization(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var sc scratch
+	for trial := range 2000 {
+		all := make([]found, 1+rng.IntN(40))
+		scale := []int64{1, 1, 700}[trial%3] // large rates are divided, small ones looked up
+		for i := range all {
+			all[i].ni = &NodeInfo{Name: fmt.Sprint("n", i)}
+			for p := range all[i].raw {
+				all[i].raw[p] = int64(rng.IntN(4)) * int64(1+rng.IntN(3)) * scale // small values: many ties and zero columns
+			}
+		}
+		pi := NewPodInfo(st.Pod(fmt.Sprint("p", trial), "1", "1Gi"))
+		if got, want := sc.pick(pi, all), pickByColumns(pi, all); got != want {
+			t.Fatalf("trial %d: pick = %s; column-wise = %s", trial, got.Name, want.Name)
 		}
 	}
 }
