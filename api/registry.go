@@ -44,10 +44,14 @@ func Resources() []ResourceInfo {
 	}
 }
 
+// registry is Resources() built once, for the lookups below (they run on
+// every write); it is never handed out, so nobody can change it.
+var registry = Resources()
+
 // LookupResource finds a resource by plural, singular or short name, or
 // by kind (case-insensitive), as the CLI accepts them.
 func LookupResource(name string) (ResourceInfo, bool) {
-	for _, r := range Resources() {
+	for _, r := range registry {
 		if equalFold(name, r.Resource) || equalFold(name, r.Singular) || equalFold(name, r.Kind) {
 			return r, true
 		}
@@ -62,7 +66,7 @@ func LookupResource(name string) (ResourceInfo, bool) {
 
 // ResourceForKind finds the resource of apiVersion/kind ("v1", "Pod").
 func ResourceForKind(apiVersion, kind string) (ResourceInfo, bool) {
-	for _, r := range Resources() {
+	for _, r := range registry {
 		if r.Kind == kind && r.GroupVersion() == apiVersion {
 			return r, true
 		}
@@ -93,7 +97,7 @@ func ResourceOf(obj Object) (ResourceInfo, bool) {
 	default:
 		return ResourceInfo{}, false
 	}
-	for _, r := range Resources() {
+	for _, r := range registry {
 		if r.Kind == kind {
 			return r, true
 		}
