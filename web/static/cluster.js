@@ -51,11 +51,21 @@ function statusBadge(node) {
   return out;
 }
 
+// Short names of the conditions other than Ready, for what True means and
+// what False means.
+const CONDITION_WORDS = {
+  MemoryPressure: ["Memory", "pressure"], DiskPressure: ["Disk", "pressure"],
+  PIDPressure: ["PIDs", "pressure"], NetworkUnavailable: ["Network", "unavailable"],
+};
+
 function conditionBadges(node) {
   const cs = (node.status && node.status.conditions) || [];
   const out = cs.filter((c) => c.type !== "Ready").map((c) => {
-    const bad = c.status === "True";
-    return badge(c.type, bad ? "bad" : c.status === "False" ? "ok" : "muted", `${c.type}=${c.status}${c.message ? ": " + c.message : ""}`);
+    const [word, bad] = CONDITION_WORDS[c.type] || [c.type, "true"];
+    const title = `${c.type}=${c.status}${c.message ? ": " + c.message : ""}`;
+    if (c.status === "True") return badge(`${word} ${bad}`, "bad", title);
+    if (c.status === "False") return badge(`${word} ok`, "ok", title);
+    return badge(`${word} ?`, "muted", title);
   });
   return out.length ? h("span", { class: "chips" }, out) : "—";
 }
@@ -209,7 +219,7 @@ export const node = {
   },
 };
 
-// usageChart draws the samples as two lines over the last hour, each as a
+// usageChart draws the samples as two lines over up to the last hour, each as a
 // share of allocatable: CPU requested and memory available (allocatable
 // minus requested).
 function usageChart(usage, error) {
@@ -217,22 +227,25 @@ function usageChart(usage, error) {
   if (!usage) return h("p", { class: "muted" }, "Loading…");
   const ss = usage.samples || [];
   if (!ss.length) return h("p", { class: "muted" }, `No samples yet: the server takes one every ${usage.intervalSeconds}s.`);
-  const W = 320, H = 120, P = 4;
-  const end = Date.parse(ss[ss.length - 1].time), start = end - 3600e3;
-  const x = (t) => P + ((Date.parse(t) - start) / 3600e3) * (W - 2 * P);
+  const W = 480, H = 160, P = 4;
+  // The window is the samples' span, at least 10 and at most 60 minutes.
+  const end = Date.parse(ss[ss.length - 1].time);
+  const span = Math.min(3600e3, Math.max(600e3, end - Date.parse(ss[0].time)));
+  const start = end - span;
+  const x = (t) => P + ((Date.parse(t) - start) / span) * (W - 2 * P);
   const y = (frac) => H - P - Math.max(0, Math.min(1, frac)) * (H - 2 * P);
   const line = (f) => ss.map((v) => `${x(v.time).toFixed(1)},${y(f(v)).toFixed(1)}`).join(" ");
   const cpu = (v) => (v.cpuAllocatableMilli ? v.cpuRequestedMilli / v.cpuAllocatableMilli : 0);
   const mem = (v) => (v.memoryAllocatableBytes ? (v.memoryAllocatableBytes - v.memoryRequestedBytes) / v.memoryAllocatableBytes : 0);
   const last = ss[ss.length - 1];
-  const dots = (f, cls) => ss.length === 1 ? s("circle", { cx: x(last.time), cy: y(f(last)), r: 3, class: cls }) : s("polyline", { points: line(f), class: cls });
+  const dots = (f, cls) => [ss.length > 1 ? s("polyline", { points: line(f), class: cls }) : null, s("circle", { cx: x(last.time), cy: y(f(last)), r: 3, class: cls })];
   const desc = `CPU requested ${Math.round(cpu(last) * 100)}% of allocatable, memory available ${fmtBytes(last.memoryAllocatableBytes - last.memoryRequestedBytes)} (${Math.round(mem(last) * 100)}%), ${ss.length} samples`;
   return h("figure", { class: "chart" },
-    s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": desc, preserveAspectRatio: "none" },
+    s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": desc },
       [0.25, 0.5, 0.75].map((f) => s("line", { x1: P, x2: W - P, y1: y(f), y2: y(f), class: "grid" })),
       s("rect", { x: P, y: P, width: W - 2 * P, height: H - 2 * P, class: "frame" }),
       dots(mem, "mem"), dots(cpu, "cpu")),
     h("figcaption", null,
       h("span", { class: "key mem" }, "memory available"), " ", h("span", { class: "key cpu" }, "CPU requested"),
-      h("span", { class: "muted small" }, ` — % of allocatable, 60 min; ${desc}.`)));
+      h("span", { class: "muted small" }, ` — % of allocatable over the last ${Math.round(span / 60e3)} min; ${desc}.`)));
 }

@@ -124,7 +124,7 @@ export function table(caption, cols, rows, empty = "None.") {
     h("table", null,
       h("caption", { class: "sr-only" }, caption),
       h("thead", null, h("tr", null, cols.map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", null, rows.map((r) => h("tr", null, r.map((c) => h("td", null, c)))))));
+      h("tbody", null, rows.map((r) => h("tr", null, r.map((c, i) => h("td", { "data-label": cols[i] }, c)))))));
 }
 
 // dl renders pairs as a definition list.
