@@ -57,41 +57,26 @@ func artifactDir(t *testing.T) string {
 	return dir
 }
 
-// startServer runs a real, quiet server (no scheduler, controllers or
-// local agent) on clk and returns where it is and an admin client. The
-// fake clock only drives the server's own loops (the usage sampler); the
-// browser keeps real time.
-func startServer(t *testing.T, clk *clock.Fake) (server.Info, *client.Client) {
+// testServer is a real, quiet server (no scheduler, controllers or local
+// agent) on a fake clock, which only drives the server's own loops (the
+// usage sampler); the browser keeps real time. It can be stopped and
+// started again on the same address and data.
+type testServer struct {
+	t      *testing.T
+	dir    string
+	listen string
+	clk    *clock.Fake
+	info   server.Info
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startServer(t *testing.T, clk *clock.Fake) (*testServer, *client.Client) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan server.Info, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- server.Run(ctx, server.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", DisableScheduler: true, DisableControllers: true, DisableAgent: true, Clock: clk,
-			Ready: func(i server.Info) { ready <- i }})
-	}()
-	var info server.Info
-	select {
-	case info = <-ready:
-	case err := <-done:
-		cancel()
-		t.Fatalf("server.Run failed at start: %v", err)
-	case <-time.After(30 * time.Second):
-		cancel()
-		t.Fatal("server did not become ready in 30s")
-	}
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("server.Run returned %v at shutdown", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("server.Run did not return within 30s of cancel")
-		}
-	})
-	cfg, err := client.LoadConfig(info.ClientConfigPath)
+	s := &testServer{t: t, dir: t.TempDir(), listen: "127.0.0.1:0", clk: clk}
+	s.start()
+	t.Cleanup(s.stop)
+	cfg, err := client.LoadConfig(s.info.ClientConfigPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +84,46 @@ func startServer(t *testing.T, clk *clock.Fake) (server.Info, *client.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return info, c
+	return s, c
+}
+
+func (s *testServer) start() {
+	s.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan server.Info, 1)
+	s.done, s.cancel = make(chan error, 1), cancel
+	go func() {
+		s.done <- server.Run(ctx, server.Config{DataDir: s.dir, Listen: s.listen, DisableScheduler: true, DisableControllers: true, DisableAgent: true, Clock: s.clk,
+			Ready: func(i server.Info) { ready <- i }})
+	}()
+	select {
+	case s.info = <-ready:
+		s.listen = s.info.Addr.String()
+	case err := <-s.done:
+		cancel()
+		s.cancel = nil
+		s.t.Fatalf("server.Run failed at start: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		s.t.Fatal("server did not become ready in 30s")
+	}
+}
+
+func (s *testServer) stop() {
+	s.t.Helper()
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	s.cancel = nil
+	select {
+	case err := <-s.done:
+		if err != nil {
+			s.t.Errorf("server.Run returned %v at shutdown", err)
+		}
+	case <-time.After(30 * time.Second):
+		s.t.Error("server.Run did not return within 30s of cancel")
+	}
 }
 
 // startBrowser starts headless chromium that may reach only 127.0.0.1,
@@ -245,7 +269,8 @@ func TestDashboardInRealBrowser(t *testing.T) {
 	chromium := findChromium(t)
 	start := time.Now()
 	clk := clock.NewFake(time.Now())
-	info, admin := startServer(t, clk)
+	srv, admin := startServer(t, clk)
+	info := srv.info
 	token, err := os.ReadFile(info.AdminTokenPath)
 	if err != nil {
 		t.Fatal(err)
@@ -365,6 +390,44 @@ func TestDashboardInRealBrowser(t *testing.T) {
 	p.colorScheme("light")
 	p.goTo("#/workloads", `a[href="#/pods/default/pasted"]`)
 	p.screenshot("09-workloads-phone-light")
+
+	// The server goes away: the page says so, then reconnects by itself
+	// when it is back, and live updates flow again without a reload.
+	srv.stop()
+	p.do("see the connection lost", chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="lost"]`)))
+	p.screenshot("10-connection-lost")
+	srv.start()
+	p.do("see the connection back", chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
+	create(t, admin, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"after-restart","namespace":"default"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`)
+	p.do("see a pod created after the restart", chromedp.WaitVisible(chromedp.CSS(`a[href="#/pods/default/after-restart"]`)))
+
+	// Scale a Deployment through its dialog.
+	create(t, admin, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},
+		"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`)
+	p.click(`button[aria-label="Scale default/web"]`)
+	p.setValue("#scale-replicas", "3")
+	p.click(`dialog button[type="submit"]`)
+	p.do("see the dialog close", chromedp.WaitNotVisible(chromedp.CSS("#scale-replicas")))
+	deploys, _ := api.LookupResource("deployments")
+	if d, err := admin.Get(context.Background(), deploys, "default", "web"); err != nil || d.(*api.Deployment).Spec.Replicas == nil || *d.(*api.Deployment).Spec.Replicas != 3 {
+		t.Errorf("after scaling to 3 on the page: %v, %v; want spec.replicas 3", d, err)
+	}
+
+	// Delete a pod, after confirming.
+	p.goTo("#/pods/default/after-restart", "#delete-pod")
+	p.click("#delete-pod")
+	p.click("#confirm-ok")
+	p.do("see the pod go", chromedp.WaitVisible(chromedp.Search(`//p[contains(., "does not exist")]`)))
+
+	// Create a join token and see the command line to copy.
+	p.goTo("#/join", "#token-create")
+	p.setValue("#token-desc", "pump station 4")
+	p.click("#token-create")
+	cmd := p.text("#join-cmd")
+	if !strings.HasPrefix(cmd, "skiff agent --server "+info.URL+" --token SKF1.") {
+		t.Errorf("join command %q; want skiff agent --server %s --token SKF1.…", cmd, info.URL)
+	}
+	p.screenshot("11-join-phone")
 
 	// Log out: the token is gone and the login form is back.
 	p.click("#logout")

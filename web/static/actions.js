@@ -119,14 +119,14 @@ export const apply = {
 };
 
 // The join page shows the token it created once, until the page is left.
-const joinState = { created: null, error: "" };
+const joinState = { created: null, error: "", desc: "", ttl: "24h" };
 
 export const join = {
   live: false,
-  leave() { joinState.created = null; joinState.error = ""; },
+  leave() { Object.assign(joinState, { created: null, error: "", desc: "" }); },
   render({ rerender }) {
-    const desc = h("input", { id: "token-desc", size: 24, placeholder: "e.g. pump station 4" });
-    const ttl = h("select", { id: "token-ttl" }, [["1h", "1 hour"], ["24h", "24 hours"], ["168h", "7 days"], ["0s", "never expires"]].map(([v, l]) => h("option", { value: v, selected: v === "24h" }, l)));
+    const desc = h("input", { id: "token-desc", size: 24, placeholder: "e.g. pump station 4", value: joinState.desc, oninput: (e) => { joinState.desc = e.target.value; } });
+    const ttl = h("select", { id: "token-ttl", onchange: (e) => { joinState.ttl = e.target.value; } }, [["1h", "1 hour"], ["24h", "24 hours"], ["168h", "7 days"], ["0s", "never expires"]].map(([v, l]) => h("option", { value: v, selected: v === joinState.ttl }, l)));
     const form = h("form", { id: "token-form" },
       h("div", { class: "toolbar" },
         h("label", { for: "token-desc" }, "Description "), desc,

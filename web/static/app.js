@@ -117,7 +117,8 @@ export function notify(msg, tone = "ok") {
 function showConnection(st) {
   const el = $("conn");
   el.dataset.state = st;
-  el.textContent = st === "live" ? "Live" : st === "lost" ? "Connection lost — reconnecting…" : "Connecting…";
+  el.textContent = st === "live" ? "Live" : st === "lost" ? "Connection lost" : "Connecting…";
+  el.title = st === "lost" ? "Reconnecting by itself; the figures shown may be out of date." : "";
 }
 
 function showLogin(message) {
