@@ -9,7 +9,7 @@ GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10000x
 # Debian packages the test suites need; scripts/ensure-deps installs the missing ones.
-TEST_DEPS ?= containerd runc busybox-static iproute2 nftables curl
+TEST_DEPS ?= containerd runc busybox-static iproute2 nftables curl chromium
 
 .PHONY: all build build-all test test-unit fuzz-smoke bench lint run package clean deps
 

@@ -96,6 +96,10 @@ func requestLabels(r *http.Request) (resource, verb string) {
 		resource = "join"
 	case strings.HasPrefix(p, "/api/v1/skiff/tokens"):
 		resource = "tokens"
+	case strings.HasPrefix(p, "/api/v1/skiff/nodes/"):
+		resource = "nodeusage"
+	case p == "" || p == "/index.html" || strings.HasPrefix(p, "/assets/"):
+		resource = "dashboard"
 	case strings.HasPrefix(p, "/api/v1/"):
 		segs = strings.Split(p[len("/api/v1/"):], "/")
 	case strings.HasPrefix(p, "/apis/"):

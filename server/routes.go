@@ -12,10 +12,11 @@ import (
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/version"
+	"github.com/skiffhq/skiff/web"
 )
 
 // routes returns the server's HTTP handler: the unauthenticated health,
-// version, CA and join endpoints, then everything under /api and /apis
+// version, CA and join endpoints and the dashboard's static files, then everything under /api and /apis
 // behind bearer authentication, with request logging and panic recovery
 // around all of it.
 func (s *server) routes() http.Handler {
@@ -33,6 +34,12 @@ func (s *server) routes() http.Handler {
 	r.Get("/version", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, version.Get()) })
 	r.Get("/cacerts", s.cacerts)
 	r.Post("/api/v1/join", s.join)
+	// The dashboard's static page and assets are public: they hold no
+	// data. Every API call the page makes carries the admin token.
+	dashboard := web.Handler()
+	r.Handle("/", dashboard)
+	r.Handle("/index.html", dashboard)
+	r.Handle(web.AssetPrefix+"*", dashboard)
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate)
@@ -43,6 +50,7 @@ func (s *server) routes() http.Handler {
 			r.Delete("/{id}", s.deleteToken)
 		})
 		r.With(requireAdminFor("read metrics")).Get("/metrics", s.metrics.serveHTTP)
+		r.With(requireAdminFor("read node usage")).Get("/api/v1/skiff/nodes/{name}/usage", s.nodeUsage)
 		// Discovery (/api, /apis and below) and OpenAPI are for any
 		// authenticated identity, as Kubernetes' system:discovery role.
 		r.Handle("/api", http.HandlerFunc(s.api.ServeResource))

@@ -22,6 +22,7 @@ import (
 	"github.com/skiffhq/skiff/server/ipam"
 	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/server/tlsutil"
+	"github.com/skiffhq/skiff/server/usage"
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -57,6 +58,7 @@ type server struct {
 	sched       *scheduler.Scheduler
 	ctrl        *controllers.Manager
 	nodeIPAM    *ipam.Controller
+	usage       *usage.Recorder
 	// adminToken is held from setup until the client configs are
 	// written, then dropped.
 	adminToken string
@@ -149,6 +151,10 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.usage, err = usage.New(usage.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "usage")})
+	if err != nil {
+		return err
+	}
 	s.metrics = newServerMetrics(st, s.liveness)
 	s.metrics.addScheduler(s.sched.Metrics())
 	if err := s.api.Bootstrap(ctx); err != nil {
@@ -233,6 +239,7 @@ func (s *server) serve(ctx context.Context) error {
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	loops.Go(func() { s.nodeIPAM.Run(loopCtx) })
+	loops.Go(func() { s.usage.Run(loopCtx) })
 	if cfg.DisableControllers {
 		s.log.Info("controllers disabled")
 		// The garbage collector normally expires events; without it,

@@ -1,0 +1,54 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/server/usage"
+	"github.com/skiffhq/skiff/storage"
+)
+
+// NodeUsage is the answer to GET /api/v1/skiff/nodes/{name}/usage: the
+// node's recent usage samples (see package usage for what they measure)
+// and its latest heartbeat as the server saw it.
+type NodeUsage struct {
+	Node string `json:"node"`
+	// IntervalSeconds is the time between samples.
+	IntervalSeconds int `json:"intervalSeconds"`
+	// LastHeartbeat is the node's latest status write since the server
+	// started (exact, unlike the stored conditions' lastHeartbeatTime,
+	// which may lag by minutes); absent when none has been seen.
+	LastHeartbeat *time.Time     `json:"lastHeartbeat,omitempty"`
+	Samples       []usage.Sample `json:"samples"`
+}
+
+// nodeUsage serves GET /api/v1/skiff/nodes/{name}/usage (admin only). A
+// node that does not exist is a 404 Status; one created since the last
+// sample has no samples yet.
+func (s *server) nodeUsage(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "name")
+	samples, ok := s.usage.Samples(name)
+	if !ok {
+		if _, err := s.store.Get(r.Context(), "nodes", "", name); err != nil {
+			if errors.Is(err, storage.ErrNotFound) {
+				writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
+				return
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelError, "node usage", slog.String("node", name), slog.Any("err", err))
+			writeStatus(w, api.NewStatusError(http.StatusInternalServerError, api.StatusReasonInternalError, "internal error"))
+			return
+		}
+		samples = []usage.Sample{}
+	}
+	out := NodeUsage{Node: name, IntervalSeconds: int(s.usage.Interval() / time.Second), Samples: samples}
+	if t, ok := s.liveness.Last(name); ok {
+		t = t.UTC()
+		out.LastHeartbeat = &t
+	}
+	writeJSON(w, http.StatusOK, out)
+}

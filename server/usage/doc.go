@@ -1,0 +1,13 @@
+// Package usage keeps a short in-memory history of each node's resource
+// figures for the dashboard's usage charts: once a minute it lists the
+// nodes and pods and records, per node, the CPU and memory the node's
+// pods request against what the node offers (allocatable), the number of
+// pods and whether the node is Ready.
+//
+// These are the scheduler's bookkeeping figures, not measurements: no
+// node reports real CPU or memory use to the server today. "Memory
+// available" in the dashboard is allocatable minus requested.
+//
+// The history lives only in memory (an hour by default) and starts empty
+// at every server start. The package reads the store and never writes.
+package usage

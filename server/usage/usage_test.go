@@ -1,0 +1,192 @@
+package usage
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/resource"
+	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/storage"
+)
+
+var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func node(name, cpu, mem string, ready string) *api.Node {
+	n := &api.Node{}
+	n.Name = name
+	n.Status.Allocatable = api.ResourceList{api.ResourceCPU: resource.MustParse(cpu), api.ResourceMemory: resource.MustParse(mem)}
+	if ready != "" {
+		n.Status.Conditions = []api.NodeCondition{{Type: api.NodeReady, Status: ready}}
+	}
+	return n
+}
+
+func pod(name, nodeName string, phase api.PodPhase, reqs ...string) *api.Pod {
+	p := &api.Pod{}
+	p.Name, p.Namespace = name, "default"
+	p.Spec.NodeName = nodeName
+	p.Status.Phase = phase
+	for i := 0; i+1 < len(reqs); i += 2 {
+		p.Spec.Containers = append(p.Spec.Containers, api.Container{Name: "c", Resources: api.ResourceRequirements{
+			Requests: api.ResourceList{api.ResourceCPU: resource.MustParse(reqs[i]), api.ResourceMemory: resource.MustParse(reqs[i+1])}}})
+	}
+	return p
+}
+
+func TestCompute(t *testing.T) {
+	withInit := pod("init", "a", api.PodRunning, "100m", "10Mi")
+	withInit.Spec.InitContainers = []api.Container{{Name: "i", Resources: api.ResourceRequirements{Requests: api.ResourceList{api.ResourceCPU: resource.MustParse("1")}}}}
+	nodes := []*api.Node{node("a", "2", "1Gi", api.ConditionTrue), node("b", "500m", "512Mi", "False"), node("c", "1", "1Gi", "")}
+	pods := []*api.Pod{
+		pod("p1", "a", api.PodRunning, "250m", "64Mi", "250m", "64Mi"),
+		pod("p2", "a", api.PodPending, "100m", "100Mi"),
+		pod("done", "a", api.PodSucceeded, "1", "1Gi"),  // finished: not counted
+		pod("failed", "b", api.PodFailed, "1", "1Gi"),   // finished: not counted
+		pod("lost", "gone", api.PodRunning, "1", "1Gi"), // on no known node
+		pod("unbound", "", api.PodPending, "1", "1Gi"),
+		withInit,
+	}
+	got := Compute(nodes, pods, t0)
+	want := map[string]Sample{
+		"a": {Time: t0, Ready: true, Pods: 3, CPURequestedMilli: 250 + 250 + 100 + 1000, CPUAllocatableMilli: 2000, MemoryRequestedBytes: (64 + 64 + 100 + 10) << 20, MemoryAllocatableBytes: 1 << 30},
+		"b": {Time: t0, CPUAllocatableMilli: 500, MemoryAllocatableBytes: 512 << 20},
+		"c": {Time: t0, CPUAllocatableMilli: 1000, MemoryAllocatableBytes: 1 << 30},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Compute gave %d nodes; want %d: %+v", len(got), len(want), got)
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("Compute()[%q] = %+v; want %+v", name, got[name], w)
+		}
+	}
+}
+
+// fakeStore serves fixed lists and reports each listing of pods (the last
+// step of a sample).
+type fakeStore struct {
+	mu      sync.Mutex
+	nodes   []api.Object
+	pods    []api.Object
+	err     error
+	sampled chan struct{}
+}
+
+func (f *fakeStore) List(_ context.Context, resource string, _ storage.ListOptions) ([]api.Object, int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, 0, f.err
+	}
+	if resource == "nodes" {
+		return append([]api.Object(nil), f.nodes...), 1, nil
+	}
+	defer func() {
+		if f.sampled != nil {
+			f.sampled <- struct{}{}
+		}
+	}()
+	return append([]api.Object(nil), f.pods...), 1, nil
+}
+
+func (f *fakeStore) set(nodes ...*api.Node) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nodes = f.nodes[:0]
+	for _, n := range nodes {
+		f.nodes = append(f.nodes, n)
+	}
+}
+
+func TestRecorderKeepsTheLatestSamplesAndForgetsGoneNodes(t *testing.T) {
+	clk := clock.NewFake(t0)
+	st := &fakeStore{}
+	r, err := New(Config{Store: st, Clock: clk, Keep: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st.set(node("a", "1", "1Gi", api.ConditionTrue), node("b", "1", "1Gi", api.ConditionTrue))
+	for i := range 5 {
+		if err := r.SampleNow(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if i < 4 {
+			clk.Advance(time.Minute)
+		}
+	}
+	ss, ok := r.Samples("a")
+	if !ok || len(ss) != 3 {
+		t.Fatalf("Samples(a) = %d samples, %v; want the latest 3", len(ss), ok)
+	}
+	for i, s := range ss {
+		if want := t0.Add(time.Duration(2+i) * time.Minute); !s.Time.Equal(want) {
+			t.Errorf("Samples(a)[%d].Time = %v; want %v", i, s.Time, want)
+		}
+	}
+	ss[0].Pods = 99 // a copy: the recorder's history is not touched
+	if again, _ := r.Samples("a"); again[0].Pods != 0 {
+		t.Error("Samples returned the recorder's own slice")
+	}
+
+	st.set(node("a", "1", "1Gi", api.ConditionTrue))
+	if err := r.SampleNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Samples("b"); ok {
+		t.Error("Samples(b) still has history after b is gone")
+	}
+	if _, ok := r.Samples("never"); ok {
+		t.Error("Samples(never) = ok; want no history")
+	}
+
+	st.err = errors.New("disk on fire")
+	if err := r.SampleNow(ctx); err == nil || !errors.Is(err, st.err) {
+		t.Errorf("SampleNow with a failing store = %v; want the store's error wrapped", err)
+	}
+}
+
+func TestRunSamplesAtStartAndEveryInterval(t *testing.T) {
+	clk := clock.NewFake(t0)
+	st := &fakeStore{sampled: make(chan struct{})}
+	st.set(node("a", "1", "1Gi", api.ConditionTrue))
+	r, err := New(Config{Store: st, Clock: clk, Interval: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	wait := func() {
+		t.Helper()
+		select {
+		case <-st.sampled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no sample within 10s")
+		}
+	}
+	wait() // at start
+	for range 2 {
+		clk.BlockUntil(1)
+		clk.Advance(30 * time.Second)
+		wait()
+	}
+	cancel()
+	<-done
+	ss, _ := r.Samples("a")
+	if len(ss) != 3 || !ss[2].Time.Equal(t0.Add(time.Minute)) {
+		t.Errorf("after start and two ticks: %d samples, last at %v; want 3, the last at %v", len(ss), ss[len(ss)-1].Time, t0.Add(time.Minute))
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	for _, c := range []Config{{}, {Store: &fakeStore{}, Interval: -1}, {Store: &fakeStore{}, Keep: -1}} {
+		if _, err := New(c); err == nil {
+			t.Errorf("New(%+v) succeeded; want an error", c)
+		}
+	}
+}
