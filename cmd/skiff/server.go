@@ -107,7 +107,10 @@ func parseServerFlags(env *cliEnv, args []string) (*serverFlags, error) {
 	explicit := false
 	pre.Visit(func(fl *flag.Flag) { explicit = explicit || fl.Name == "config" })
 	fs, f := newServerFlagSet(env.stderr)
-	if err := flagconf.Parse(fs, args, flagconf.Sources{Getenv: env.getenv, ConfigFile: pf.config, Explicit: explicit}); err != nil {
+	// The agent's keys (--server, --token) may sit in the same file.
+	others, _ := newAgentFlagSet(io.Discard)
+	src := flagconf.Sources{Getenv: env.getenv, ConfigFile: pf.config, Explicit: explicit, OtherKeys: flagconf.Names(others)}
+	if err := flagconf.Parse(fs, args, src); err != nil {
 		return nil, usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
