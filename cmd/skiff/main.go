@@ -46,7 +46,7 @@ func commands() map[string]command {
 		"logs":     {"print a container's logs", runLogs},
 		"describe": {"show an object and its events", runDescribe},
 		"images":   {"side-load image tarballs into the local agent", notYet("images", 5)},
-		"check":    {"preflight checks for this machine", notYet("check", 10)},
+		"check":    {"preflight checks for this machine", runCheck},
 	}
 }
 
