@@ -98,7 +98,7 @@ func parseServerFlags(env *cliEnv, args []string) (*serverFlags, error) {
 	if err := pre.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs, _ := newServerFlagSet(env.stdout)
-			fmt.Fprintln(env.stdout, "Usage: skiff server [flags]\n\nFlags (each also SKIFF_<FLAG> and a key of --config):")
+			fmt.Fprintln(env.stdout, "Usage: skiff server [flags]\n       skiff server backup --to FILE   (online, also while the server runs)\n       skiff server restore --from FILE (with the server stopped)\n\nFlags (each also SKIFF_<FLAG> and a key of --config):")
 			fs.PrintDefaults()
 			return nil, errHelp
 		}
@@ -125,6 +125,14 @@ func parseServerFlags(env *cliEnv, args []string) (*serverFlags, error) {
 var errHelp = errors.New("help requested")
 
 func runServer(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "backup":
+			return runServerBackup(ctx, env, args[1:])
+		case "restore":
+			return runServerRestore(ctx, env, args[1:])
+		}
+	}
 	f, err := parseServerFlags(env, args)
 	if errors.Is(err, errHelp) {
 		return nil
