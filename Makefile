@@ -64,15 +64,25 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 # run starts a one-machine cluster with its data under ./.skiff/, in the
-# foreground (Ctrl-C stops it gracefully).
+# foreground (Ctrl-C stops it gracefully). It needs containerd and runc:
+# as root it installs the missing ones (Debian's packages), otherwise it
+# prints the apt-get line. clean-run stops it and removes ./.skiff.
 RUN_DIR ?= ./.skiff
 RUN_LISTEN ?= 127.0.0.1:7443
+RUN_ABS = $(abspath $(RUN_DIR))
 run: build
-	@echo "skiff: data in $(RUN_DIR)/, admin token in $(RUN_DIR)/server/admin.token, dashboard https://$(RUN_LISTEN)/"
-	@echo "try:   curl --cacert $(RUN_DIR)/server/tls/ca.crt -H \"Authorization: Bearer \$$(cat $(RUN_DIR)/server/admin.token)\" https://$(RUN_LISTEN)/api/v1/namespaces"
-	@echo "kubectl: export KUBECONFIG=$(abspath $(RUN_DIR))/server/kubeconfig.yaml"
-	@echo "skiff:   export SKIFF_CONFIG=$(abspath $(RUN_DIR))/server/skiff.yaml; ./bin/skiff get pods"
-	@exec ./bin/skiff server --config "" --data-dir $(RUN_DIR) --listen $(RUN_LISTEN)
+	@command -v containerd >/dev/null && command -v runc >/dev/null || scripts/ensure-deps containerd runc
+	@echo "skiff: data in $(RUN_DIR)/ (make clean-run removes it)"
+	@echo "  dashboard:   https://$(RUN_LISTEN)/  (the CA is $(RUN_DIR)/server/tls/ca.crt)"
+	@echo "  admin token: $(RUN_DIR)/server/admin.token"
+	@echo "  curl:        curl --cacert $(RUN_DIR)/server/tls/ca.crt -H \"Authorization: Bearer \$$(cat $(RUN_DIR)/server/admin.token)\" https://$(RUN_LISTEN)/api/v1/namespaces"
+	@echo "  kubectl:     export KUBECONFIG=$(RUN_ABS)/server/kubeconfig.yaml"
+	@echo "  skiff:       export SKIFF_CONFIG=$(RUN_ABS)/server/skiff.yaml; ./bin/skiff get pods"
+	@echo "  preflight:   ./bin/skiff check --config '' --data-dir $(RUN_DIR) (before starting)"
+	@exec ./bin/skiff server --config "" --data-dir $(RUN_ABS) --listen $(RUN_LISTEN)
+
+clean-run:
+	@scripts/clean-run $(RUN_DIR)
 
 # package writes $(PKG_DIR)/skiff_<version>_<arch>.deb and
 # $(PKG_DIR)/skiff-<version>.<arch>.rpm for each of PKG_ARCHES; see
