@@ -92,13 +92,13 @@ func TestParseErrors(t *testing.T) {
 	os.WriteFile(shared, []byte("listen: 0.0.0.0:7443\nserver: https://s:7443\n"), 0o600)
 	os.MkdirAll(shared+".d", 0o700)
 	os.WriteFile(filepath.Join(shared+".d", "50-typo.yaml"), []byte("max-pod: 3\n"), 0o600)
-	fs, server, _, _ := newFS()
+	fs, _, _, _ := newFS()
 	err := Parse(fs, nil, Sources{ConfigFile: shared, OtherKeys: []string{"listen"}})
 	if want := `50-typo.yaml: unknown key "max-pod"`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Parse(drop-in typo) = %v; want error containing %q", err, want)
 	}
 	os.Remove(filepath.Join(shared+".d", "50-typo.yaml"))
-	fs, server, _, _ = newFS()
+	fs, server, _, _ := newFS()
 	if err := Parse(fs, nil, Sources{ConfigFile: shared, OtherKeys: []string{"listen"}}); err != nil || *server != "https://s:7443" {
 		t.Errorf("Parse(other command's key) = %v, server %q; want nil, https://s:7443", err, *server)
 	}
