@@ -9,9 +9,18 @@ GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10000x
 # Debian packages the test suites need; scripts/ensure-deps installs the missing ones.
-TEST_DEPS ?= containerd runc busybox-static iproute2 nftables curl chromium
+TEST_DEPS ?= containerd runc busybox-static iproute2 nftables curl chromium rpm
+# nfpm builds the .deb and .rpm; it runs as a pinned tool and is not a
+# dependency of the skiff module.
+NFPM ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+# PKG_VERSION is valid for both dpkg and rpm (see scripts/pkg-version).
+PKG_VERSION ?= $(shell scripts/pkg-version)
+# PKG_ARCHES are Go architecture names; arm7 is Debian's armhf and RPM's
+# armv7hl.
+PKG_ARCHES ?= amd64 arm64 arm7
+PKG_DIR ?= dist
 
-.PHONY: all build build-all test test-unit fuzz-smoke bench lint run package clean deps
+.PHONY: all build build-all test test-unit fuzz-smoke bench lint run clean-run package clean deps
 
 all: build
 
@@ -55,18 +64,44 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 # run starts a one-machine cluster with its data under ./.skiff/, in the
-# foreground (Ctrl-C stops it gracefully).
+# foreground (Ctrl-C stops it gracefully). It needs containerd and runc:
+# as root it installs the missing ones (Debian's packages), otherwise it
+# prints the apt-get line. clean-run stops it and removes ./.skiff.
 RUN_DIR ?= ./.skiff
 RUN_LISTEN ?= 127.0.0.1:7443
+RUN_ABS = $(abspath $(RUN_DIR))
 run: build
-	@echo "skiff: data in $(RUN_DIR)/, admin token in $(RUN_DIR)/server/admin.token, dashboard https://$(RUN_LISTEN)/"
-	@echo "try:   curl --cacert $(RUN_DIR)/server/tls/ca.crt -H \"Authorization: Bearer \$$(cat $(RUN_DIR)/server/admin.token)\" https://$(RUN_LISTEN)/api/v1/namespaces"
-	@echo "kubectl: export KUBECONFIG=$(abspath $(RUN_DIR))/server/kubeconfig.yaml"
-	@echo "skiff:   export SKIFF_CONFIG=$(abspath $(RUN_DIR))/server/skiff.yaml; ./bin/skiff get pods"
-	@exec ./bin/skiff server --config "" --data-dir $(RUN_DIR) --listen $(RUN_LISTEN)
+	@command -v containerd >/dev/null && command -v runc >/dev/null || scripts/ensure-deps containerd runc
+	@echo "skiff: data in $(RUN_DIR)/ (make clean-run removes it)"
+	@echo "  dashboard:   https://$(RUN_LISTEN)/  (the CA is $(RUN_DIR)/server/tls/ca.crt)"
+	@echo "  admin token: $(RUN_DIR)/server/admin.token"
+	@echo "  curl:        curl --cacert $(RUN_DIR)/server/tls/ca.crt -H \"Authorization: Bearer \$$(cat $(RUN_DIR)/server/admin.token)\" https://$(RUN_LISTEN)/api/v1/namespaces"
+	@echo "  kubectl:     export KUBECONFIG=$(RUN_ABS)/server/kubeconfig.yaml"
+	@echo "  skiff:       export SKIFF_CONFIG=$(RUN_ABS)/server/skiff.yaml; ./bin/skiff get pods"
+	@echo "  preflight:   ./bin/skiff check --config '' --data-dir $(RUN_DIR) (before starting)"
+	@exec ./bin/skiff server --config "" --data-dir $(RUN_ABS) --listen $(RUN_LISTEN)
 
+clean-run:
+	@scripts/clean-run $(RUN_DIR)
+
+# package writes $(PKG_DIR)/skiff_<version>_<arch>.deb and
+# $(PKG_DIR)/skiff-<version>.<arch>.rpm for each of PKG_ARCHES; see
+# packaging/README.md. packaging/package_test.go (part of make test)
+# builds the amd64 ones and checks them.
 package:
-	@echo "make package: not yet — deb/rpm packaging lands with the packaging issue (10)."
+	@set -e; mkdir -p $(PKG_DIR); v='$(PKG_VERSION)'; [ -n "$$v" ] || { echo "make package: no version (scripts/pkg-version failed)"; exit 1; }; \
+	for a in $(PKG_ARCHES); do \
+	  case $$a in \
+	    amd64) goenv="GOARCH=amd64"; deb=amd64; rpm=x86_64 ;; \
+	    arm64) goenv="GOARCH=arm64"; deb=arm64; rpm=aarch64 ;; \
+	    arm7)  goenv="GOARCH=arm GOARM=7"; deb=armhf; rpm=armv7hl ;; \
+	    *) echo "make package: unknown arch $$a (want amd64, arm64 or arm7)"; exit 1 ;; \
+	  esac; \
+	  bin=$(PKG_DIR)/skiff-linux-$$a; \
+	  env GOOS=linux $$goenv $(GOBUILD) -o $$bin ./cmd/skiff; \
+	  ARCH=$$a VERSION=$$v BINARY=$$bin $(NFPM) package -f packaging/nfpm.yaml -p deb -t $(PKG_DIR)/skiff_$${v}_$$deb.deb; \
+	  ARCH=$$a VERSION=$$v BINARY=$$bin $(NFPM) package -f packaging/nfpm.yaml -p rpm -t $(PKG_DIR)/skiff-$$v.$$rpm.rpm; \
+	done
 
 clean:
 	rm -rf bin dist

@@ -44,28 +44,44 @@ func newAgentFlagSet(out io.Writer) (*flag.FlagSet, *agentFlags) {
 	return fs, f
 }
 
-func runAgent(ctx context.Context, env *cliEnv, args []string) error {
+// parseAgentFlags parses args, the environment (SKIFF_SERVER, SKIFF_TOKEN,
+// … as the packages' environment file sets them) and the config files.
+func parseAgentFlags(env *cliEnv, args []string) (*flag.FlagSet, *agentFlags, error) {
 	pre, pf := newAgentFlagSet(io.Discard)
 	if err := pre.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs, _ := newAgentFlagSet(env.stdout)
 			fmt.Fprintln(env.stdout, "Usage: skiff agent --server URL --token TOKEN [flags]\n\nFlags (each also SKIFF_<FLAG> and a key of --config):")
 			fs.PrintDefaults()
-			return nil
+			return nil, nil, errHelp
 		}
-		return usageError{err.Error()}
+		return nil, nil, usageError{err.Error()}
 	}
 	explicit := false
 	pre.Visit(func(fl *flag.Flag) { explicit = explicit || fl.Name == "config" })
 	fs, f := newAgentFlagSet(env.stderr)
-	if err := flagconf.Parse(fs, args, flagconf.Sources{Getenv: env.getenv, ConfigFile: pf.config, Explicit: explicit}); err != nil {
-		return usageError{err.Error()}
+	// The server's keys may sit in the same /etc/skiff/config.yaml.
+	others, _ := newServerFlagSet(io.Discard)
+	src := flagconf.Sources{Getenv: env.getenv, ConfigFile: pf.config, Explicit: explicit, OtherKeys: flagconf.Names(others)}
+	if err := flagconf.Parse(fs, args, src); err != nil {
+		return nil, nil, usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("skiff agent takes no arguments, got %q", fs.Args())}
+		return nil, nil, usageError{fmt.Sprintf("skiff agent takes no arguments, got %q", fs.Args())}
 	}
 	if f.server == "" {
-		return usageError{"skiff agent needs --server (or SKIFF_SERVER)"}
+		return nil, nil, usageError{"skiff agent needs --server (or SKIFF_SERVER)"}
+	}
+	return fs, f, nil
+}
+
+func runAgent(ctx context.Context, env *cliEnv, args []string) error {
+	_, f, err := parseAgentFlags(env, args)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {

@@ -45,23 +45,9 @@ func commands() map[string]command {
 		"delete":   {"delete objects", runDelete},
 		"logs":     {"print a container's logs", runLogs},
 		"describe": {"show an object and its events", runDescribe},
-		"images":   {"side-load image tarballs into the local agent", notYet("images", 5)},
-		"check":    {"preflight checks for this machine", notYet("check", 10)},
+		"images":   {"side-load image tarballs into the local agent", runImages},
+		"check":    {"preflight checks for this machine", runCheck},
 	}
-}
-
-// errNotYet marks a command that this build does not have yet.
-type errNotYet struct {
-	name  string
-	issue int
-}
-
-func (e errNotYet) Error() string {
-	return fmt.Sprintf("skiff %s is not available in this build yet (tracked in issue %d)", e.name, e.issue)
-}
-
-func notYet(name string, issue int) func(context.Context, *cliEnv, []string) error {
-	return func(context.Context, *cliEnv, []string) error { return errNotYet{name, issue} }
 }
 
 func main() {

@@ -27,7 +27,6 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"bogus"}, 2, "", `unknown command "bogus"`},
 		{[]string{"--help"}, 0, "Commands:", ""},
 		{nil, 2, "Usage: skiff", ""},
-		{[]string{"check"}, 1, "", "not available in this build yet"},
 	}
 	for _, tt := range tests {
 		code, out, errs := runCLI(tt.args...)

@@ -98,7 +98,7 @@ func parseServerFlags(env *cliEnv, args []string) (*serverFlags, error) {
 	if err := pre.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs, _ := newServerFlagSet(env.stdout)
-			fmt.Fprintln(env.stdout, "Usage: skiff server [flags]\n\nFlags (each also SKIFF_<FLAG> and a key of --config):")
+			fmt.Fprintln(env.stdout, "Usage: skiff server [flags]\n       skiff server backup --to FILE   (online, also while the server runs)\n       skiff server restore --from FILE (with the server stopped)\n\nFlags (each also SKIFF_<FLAG> and a key of --config):")
 			fs.PrintDefaults()
 			return nil, errHelp
 		}
@@ -107,7 +107,10 @@ func parseServerFlags(env *cliEnv, args []string) (*serverFlags, error) {
 	explicit := false
 	pre.Visit(func(fl *flag.Flag) { explicit = explicit || fl.Name == "config" })
 	fs, f := newServerFlagSet(env.stderr)
-	if err := flagconf.Parse(fs, args, flagconf.Sources{Getenv: env.getenv, ConfigFile: pf.config, Explicit: explicit}); err != nil {
+	// The agent's keys (--server, --token) may sit in the same file.
+	others, _ := newAgentFlagSet(io.Discard)
+	src := flagconf.Sources{Getenv: env.getenv, ConfigFile: pf.config, Explicit: explicit, OtherKeys: flagconf.Names(others)}
+	if err := flagconf.Parse(fs, args, src); err != nil {
 		return nil, usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
@@ -122,6 +125,14 @@ func parseServerFlags(env *cliEnv, args []string) (*serverFlags, error) {
 var errHelp = errors.New("help requested")
 
 func runServer(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "backup":
+			return runServerBackup(ctx, env, args[1:])
+		case "restore":
+			return runServerRestore(ctx, env, args[1:])
+		}
+	}
 	f, err := parseServerFlags(env, args)
 	if errors.Is(err, errHelp) {
 		return nil

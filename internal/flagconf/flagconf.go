@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,12 +23,25 @@ type Sources struct {
 	// file is not an error (the default path need not exist).
 	ConfigFile string
 	Explicit   bool
+	// OtherKeys are keys that other skiff commands reading the same files
+	// know (the agent's --server in a file `skiff server` also reads). A
+	// file may hold them; this command ignores them. Any other key that
+	// is not one of this command's flags is an error.
+	OtherKeys []string
 }
 
 // EnvName returns the environment variable for a flag: "node-name" →
 // "SKIFF_NODE_NAME".
 func EnvName(flagName string) string {
 	return "SKIFF_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// Names returns the names of fs's flags, for another command's
+// Sources.OtherKeys.
+func Names(fs *flag.FlagSet) []string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return names
 }
 
 // Parse parses args into fs and then fills every flag not given on the
@@ -107,6 +121,9 @@ func readFiles(set *flag.FlagSet, src Sources) (map[string]fileValue, error) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			if set.Lookup(k) == nil {
+				if slices.Contains(src.OtherKeys, k) {
+					continue
+				}
 				return nil, fmt.Errorf("%s: unknown key %q", name, k)
 			}
 			s, err := scalar(m[k])

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,8 +86,32 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("%s: Parse() = %v; want error containing %q", tt.name, err, tt.want)
 		}
 	}
-	// A missing default config file is fine.
+	// Keys of other commands are accepted and ignored; the error for an
+	// unknown key names the file it is in, also in the drop-in directory.
+	shared := filepath.Join(dir, "shared.yaml")
+	os.WriteFile(shared, []byte("listen: 0.0.0.0:7443\nserver: https://s:7443\n"), 0o600)
+	os.MkdirAll(shared+".d", 0o700)
+	os.WriteFile(filepath.Join(shared+".d", "50-typo.yaml"), []byte("max-pod: 3\n"), 0o600)
+	fs, _, _, _ := newFS()
+	err := Parse(fs, nil, Sources{ConfigFile: shared, OtherKeys: []string{"listen"}})
+	if want := `50-typo.yaml: unknown key "max-pod"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse(drop-in typo) = %v; want error containing %q", err, want)
+	}
+	os.Remove(filepath.Join(shared+".d", "50-typo.yaml"))
 	fs, server, _, _ := newFS()
+	if err := Parse(fs, nil, Sources{ConfigFile: shared, OtherKeys: []string{"listen"}}); err != nil || *server != "https://s:7443" {
+		t.Errorf("Parse(other command's key) = %v, server %q; want nil, https://s:7443", err, *server)
+	}
+	fs, _, _, _ = newFS()
+	if err := Parse(fs, nil, Sources{ConfigFile: shared}); err == nil || !strings.Contains(err.Error(), `unknown key "listen"`) {
+		t.Errorf("Parse(key of no command) = %v; want unknown key \"listen\"", err)
+	}
+	if got := Names(fs); !slices.Equal(got, []string{"labels", "max-pods", "server"}) {
+		t.Errorf("Names() = %q; want [labels max-pods server]", got)
+	}
+
+	// A missing default config file is fine.
+	fs, server, _, _ = newFS()
 	if err := Parse(fs, nil, Sources{ConfigFile: filepath.Join(dir, "absent.yaml")}); err != nil || *server != "default-server" {
 		t.Errorf("Parse(missing default) = %v, server %q; want nil, default-server", err, *server)
 	}
