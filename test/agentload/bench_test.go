@@ -63,9 +63,13 @@ type cluster struct {
 
 func start(tb testing.TB) *cluster {
 	tb.Helper()
+	dir := tb.TempDir()
+	c := &cluster{tb: tb, cgroup: "/skiff-bench-" + filepath.Base(filepath.Dir(dir)), agentDir: filepath.Join(dir, "a")}
+	// Cleanups run last-in first-out: the cgroups go after the test
+	// containerd has killed the containers in them.
+	tb.Cleanup(c.removeCgroups)
 	socket := testenv.StartContainerd(tb)
 	tar, _ := testenv.BusyboxImage(tb)
-	dir := tb.TempDir()
 	port := freePort(tb)
 	run := func(name string, args ...string) *exec.Cmd {
 		logf, err := os.Create(filepath.Join(dir, name+".log"))
@@ -85,7 +89,6 @@ func start(tb testing.TB) *cluster {
 		return cmd
 	}
 	run("server", "server", "--disable-agent", "--config", "", "--data-dir", filepath.Join(dir, "s"), "--listen", "127.0.0.1:"+port)
-	c := &cluster{tb: tb, cgroup: "/skiff-bench-" + filepath.Base(dir), agentDir: filepath.Join(dir, "a")}
 	cfgPath := filepath.Join(dir, "s", "server", "skiff.yaml")
 	var cfg client.Config
 	waitFor(tb, 60*time.Second, "server config", func() bool {
@@ -141,9 +144,9 @@ func waitFor(tb testing.TB, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// cleanup removes what the pods left once the agent is gone: the test
-// containerd's cleanup kills the containers; netns mounts and cgroups
-// are removed here.
+// cleanup stops the agent and unmounts the pods' network namespaces;
+// the test containerd's cleanup kills the containers, then
+// removeCgroups runs.
 func (c *cluster) cleanup() {
 	c.agent.Process.Kill()
 	c.agent.Wait()
@@ -151,6 +154,10 @@ func (c *cluster) cleanup() {
 	for _, m := range matches {
 		exec.Command("umount", m).Run()
 	}
+}
+
+// removeCgroups removes the pods' cgroups under the agent's root.
+func (c *cluster) removeCgroups() {
 	hier, _ := filepath.Glob("/sys/fs/cgroup/*")
 	for _, h := range append(hier, "/sys/fs/cgroup") {
 		var dirs []string
