@@ -68,6 +68,15 @@ func start(tb testing.TB) *cluster {
 	// Cleanups run last-in first-out: the cgroups go after the test
 	// containerd has killed the containers in them.
 	tb.Cleanup(c.removeCgroups)
+	// The agent makes the default pod network (bridge skiff0, table ip
+	// skiff) on this host; remove it afterwards unless it was there before.
+	if exec.Command("ip", "link", "show", "skiff0").Run() != nil {
+		tb.Cleanup(func() {
+			exec.Command("ip", "link", "del", "skiff0").Run()
+			exec.Command("ip", "link", "del", "skiff.vxlan").Run()
+			exec.Command("nft", "delete", "table", "ip", "skiff").Run()
+		})
+	}
 	socket := testenv.StartContainerd(tb)
 	tar, _ := testenv.BusyboxImage(tb)
 	port := freePort(tb)
