@@ -38,6 +38,13 @@ type testAgent struct {
 
 func startTestAgent(t *testing.T, srv *agenttest.Server, clk clock.Clock) *testAgent {
 	t.Helper()
+	return startTestAgentWith(t, srv, clk, nil)
+}
+
+// startTestAgentWith is startTestAgent with configure applied to the
+// agent's Config.
+func startTestAgentWith(t *testing.T, srv *agenttest.Server, clk clock.Clock, configure func(*agent.Config)) *testAgent {
+	t.Helper()
 	socket := testenv.StartContainerd(t)
 	tar, _ := testenv.BusyboxImage(t)
 	dataDir := t.TempDir()
@@ -55,11 +62,15 @@ func startTestAgent(t *testing.T, srv *agenttest.Server, clk clock.Clock) *testA
 	if err != nil {
 		t.Fatal(err)
 	}
+	seed := filepath.Base(filepath.Dir(dataDir)) + filepath.Base(dataDir)
 	ta := &testAgent{t: t, srv: srv, cfg: agent.Config{
 		Server: srv.Info.URL, Token: strings.TrimSpace(string(tok)), NodeName: "edge", DataDir: dataDir,
-		Containerd: socket, CgroupRoot: "/skiff-test-" + filepath.Base(filepath.Dir(dataDir)), NodeIP: "127.0.0.1", Listen: "127.0.0.1:0",
-		Clock: clk, Network: testNetwork(filepath.Base(filepath.Dir(dataDir))),
+		Containerd: socket, CgroupRoot: "/skiff-test-" + seed, NodeIP: "127.0.0.1", Listen: "127.0.0.1:0",
+		Clock: clk, Network: testNetwork(seed),
 	}}
+	if configure != nil {
+		configure(&ta.cfg)
+	}
 	// Cleanups run last-in first-out: stop the agent, then remove what
 	// its pods left (containers, network namespaces, pod cgroups), before
 	// the data dir goes.
