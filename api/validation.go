@@ -343,3 +343,12 @@ func validateCIDR(value string, p Path) FieldErrors {
 	}
 	return nil
 }
+
+// ValidateNodeName checks a node name (a DNS subdomain) and returns what
+// is wrong with it, or "".
+func ValidateNodeName(name string) string {
+	if errs := validateDNSSubdomain(name, NewPath("metadata", "name")); len(errs) > 0 {
+		return errs[0].Message()
+	}
+	return ""
+}

@@ -96,6 +96,8 @@ func requestLabels(r *http.Request) (resource, verb string) {
 		resource = "join"
 	case strings.HasPrefix(p, "/api/v1/skiff/tokens"):
 		resource = "tokens"
+	case strings.HasPrefix(p, "/api/v1/skiff/nodes/") && strings.HasSuffix(p, "/heartbeat"):
+		resource = "heartbeat"
 	case strings.HasPrefix(p, "/api/v1/skiff/nodes/"):
 		resource = "nodeusage"
 	case p == "" || p == "/index.html" || strings.HasPrefix(p, "/assets/"):

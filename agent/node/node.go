@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,6 +46,7 @@ type API interface {
 	UpdateStatus(ctx context.Context, obj api.Object) (api.Object, error)
 	PatchStatus(ctx context.Context, res api.ResourceInfo, ns, name, patchType string, body []byte) (api.Object, error)
 	Patch(ctx context.Context, res api.ResourceInfo, ns, name, patchType string, body []byte) (api.Object, error)
+	Do(ctx context.Context, method, path string, body io.Reader) (*http.Response, error)
 }
 
 // Runtime is what the registrar needs of the container runtime.
@@ -104,6 +109,11 @@ type Registrar struct {
 	taintsApplied bool
 
 	trigger chan struct{}
+	// lightOK is whether the server answers the lightweight heartbeat;
+	// sentSig and sentAt are what the last full status write said, when.
+	lightOK bool
+	sentSig string
+	sentAt  time.Time
 }
 
 type transition struct {
@@ -119,7 +129,7 @@ func NewRegistrar(cfg Config) *Registrar {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Registrar{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, transition: map[string]transition{}, trigger: make(chan struct{}, 1)}
+	return &Registrar{cfg: cfg, clk: clock.Or(cfg.Clock), log: cfg.Logger, transition: map[string]transition{}, trigger: make(chan struct{}, 1), lightOK: true}
 }
 
 // Trigger asks Run for a sync now rather than at the next heartbeat (the
@@ -228,6 +238,9 @@ func (r *Registrar) register(ctx context.Context) error {
 		return fmt.Errorf("node status: %w", err)
 	}
 	r.mu.Lock()
+	r.sentSig, r.sentAt = conditionsSignature(want.Status.Conditions), r.clk.Now()
+	r.mu.Unlock()
+	r.mu.Lock()
 	r.registered = true
 	r.taintsApplied = false // a new or re-read Node: check its taints
 	r.mu.Unlock()
@@ -237,8 +250,27 @@ func (r *Registrar) register(ctx context.Context) error {
 
 // heartbeat patches the conditions (and images, when they changed).
 func (r *Registrar) heartbeat(ctx context.Context) error {
-	patch := map[string]any{"conditions": r.conditions(ctx)}
-	if imgs, changed := r.refreshImages(ctx, false); changed {
+	conds := r.conditions(ctx)
+	imgs, imagesChanged := r.refreshImages(ctx, false)
+	sig := conditionsSignature(conds)
+	now := r.clk.Now()
+	r.mu.Lock()
+	light := r.lightOK && !imagesChanged && sig == r.sentSig && now.Sub(r.sentAt) < statusSnapshot
+	r.mu.Unlock()
+	probing := false
+	if light {
+		// Nothing to report but being alive: the lightweight call, with
+		// no body for the server to decode or store.
+		err := r.beat(ctx)
+		if err == nil || !errors.Is(err, errNotFound) {
+			return err
+		}
+		// Either the Node is gone or the server has no such call: the
+		// full write below tells which.
+		probing = true
+	}
+	patch := map[string]any{"conditions": conds}
+	if imagesChanged {
 		patch["images"] = imgs
 	}
 	body, err := json.Marshal(map[string]any{"status": patch})
@@ -253,7 +285,53 @@ func (r *Registrar) heartbeat(ctx context.Context) error {
 		r.registered = false
 		r.mu.Unlock()
 	}
+	if err == nil {
+		r.mu.Lock()
+		r.sentSig, r.sentAt = sig, now
+		if probing {
+			// The Node exists, so the lightweight call is missing (an
+			// older server): send the conditions every time.
+			r.lightOK = false
+		}
+		r.mu.Unlock()
+	}
 	return err
+}
+
+// statusSnapshot is how often the full conditions are sent even when
+// nothing changed, so the stored lastHeartbeatTime stays within minutes.
+const statusSnapshot = 5 * time.Minute
+
+// heartbeatPath is the server's lightweight heartbeat call for a node.
+func heartbeatPath(node string) string {
+	return "/api/v1/skiff/nodes/" + url.PathEscape(node) + "/heartbeat"
+}
+
+// errNotFound is a 404 to the lightweight heartbeat: the Node is gone, or
+// the server (an older one) has no such call.
+var errNotFound = errors.New("heartbeat: not found")
+
+// beat sends the lightweight heartbeat.
+func (r *Registrar) beat(ctx context.Context) error {
+	resp, err := r.cfg.API.Do(ctx, http.MethodPost, heartbeatPath(r.cfg.NodeName), nil)
+	if err != nil {
+		if api.IsNotFound(err) || api.ReasonOf(err) == api.StatusReasonMethodNotAllowed {
+			return fmt.Errorf("%w: %v", errNotFound, err)
+		}
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// conditionsSignature identifies what the conditions say, ignoring the
+// heartbeat times.
+func conditionsSignature(conds []api.NodeCondition) string {
+	var b strings.Builder
+	for _, c := range conds {
+		b.WriteString(c.Type + "=" + c.Status + "/" + c.Reason + "/" + c.Message + ";")
+	}
+	return b.String()
 }
 
 // refreshImages re-lists images when due (or when force), and reports

@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -248,5 +249,95 @@ func TestReadSystemInfo(t *testing.T) {
 	}
 	if si.CPUs < 1 || si.MemoryBytes == 0 || si.DiskBytes == 0 || si.Kernel == "" || si.Arch == "" {
 		t.Fatalf("%+v", si)
+	}
+}
+
+// TestRegistrarSendsLightHeartbeatsWhenNothingChanged: once registered,
+// a heartbeat with unchanged conditions is the lightweight call (the
+// stored Node is not written); a change, and the 5-minute snapshot, are
+// full status writes.
+func TestRegistrarSendsLightHeartbeatsWhenNothingChanged(t *testing.T) {
+	info, admin := startServer(t)
+	ctx := context.Background()
+	cred, err := node.Join(ctx, node.JoinConfig{Server: info.URL, Token: joinToken(t, info), NodeName: "edge-l", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, _ := client.New(cred.ClientConfig())
+	clk := clock.NewFake(time.Now())
+	rt := &fakeRuntime{}
+	r := node.NewRegistrar(node.Config{API: nc, NodeName: "edge-l", MaxPods: 10, Info: fixedInfo, Runtime: rt, Clock: clk})
+	if err := r.SyncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ := api.LookupResource("nodes")
+	rv := func() string {
+		obj, err := admin.Get(ctx, nodes, "", "edge-l")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj.GetObjectMeta().ResourceVersion
+	}
+	lastBeat := func() time.Time {
+		var u struct {
+			LastHeartbeat *time.Time `json:"lastHeartbeat"`
+		}
+		if err := admin.DoJSON(ctx, "GET", "/api/v1/skiff/nodes/edge-l/usage", nil, &u); err != nil || u.LastHeartbeat == nil {
+			t.Fatalf("usage: %v %+v", err, u)
+		}
+		return *u.LastHeartbeat
+	}
+	rv0, beat0 := rv(), lastBeat()
+	clk.Advance(10 * time.Second)
+	if err := r.SyncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rv() != rv0 {
+		t.Fatal("an unchanged heartbeat wrote the Node")
+	}
+	if !lastBeat().After(beat0) {
+		t.Fatal("the lightweight heartbeat was not recorded")
+	}
+	// A change is written at once.
+	rt.down = errors.New("gone")
+	clk.Advance(10 * time.Second)
+	if err := r.SyncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rv1 := rv()
+	if rv1 == rv0 {
+		t.Fatal("a condition change was not written")
+	}
+	// And a full write every 5 minutes even with nothing new (counted by
+	// the server's request metrics: its own clock decides what it
+	// stores).
+	patches := func() string {
+		resp, err := admin.Do(ctx, "GET", "/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, `skiff_http_requests_total{resource="nodes/status",verb="patch",code="200"}`) {
+				return line
+			}
+		}
+		return ""
+	}
+	p0 := patches()
+	clk.Advance(4 * time.Minute)
+	if err := r.SyncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := patches(); p != p0 {
+		t.Fatalf("a full write before the snapshot was due: %s → %s", p0, p)
+	}
+	clk.Advance(2 * time.Minute)
+	if err := r.SyncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := patches(); p == p0 {
+		t.Fatal("no full write after 6 minutes")
 	}
 }

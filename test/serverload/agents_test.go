@@ -26,6 +26,7 @@ var (
 	flagIdleWindow = flag.Duration("serverload.idlewindow", 20*time.Second, "measured window of BenchmarkServerResources/idle")
 	flagSettle     = flag.Duration("serverload.settle", 5*time.Second, "wait after start-up before measuring an idle server")
 	flagWatch      = flag.Bool("serverload.watch", true, "simulated nodes of BenchmarkServerResources also hold their assignment watch")
+	flagPatchBeats = flag.Bool("serverload.patchbeats", false, "BenchmarkServerResources heartbeats with a status merge patch instead of the agent's lightweight call")
 )
 
 func nodeName(i int) string { return fmt.Sprintf("node-%04d", i) }

@@ -18,10 +18,12 @@ import (
 //   - nodes: -serverload.agents simulated nodes (1 000), each created
 //     through the API with its own HTTPS client and TLS connection,
 //     holding its assignment watch stream (-serverload.watch) and
-//     heartbeating every -serverload.heartbeat (10 s), staggered evenly:
-//     a merge patch of /api/v1/nodes/<n>/status whose Ready condition
-//     has a new lastHeartbeatTime. After one heartbeat period of warm-up,
-//     CPU is measured over -serverload.window (60 s).
+//     heartbeating every -serverload.heartbeat (10 s), staggered evenly,
+//     with the agent's lightweight call (POST
+//     /api/v1/skiff/nodes/<n>/heartbeat), or with -serverload.patchbeats
+//     a merge patch of /api/v1/nodes/<n>/status whose Ready condition has
+//     a new lastHeartbeatTime. After one heartbeat period of warm-up, CPU
+//     is measured over -serverload.window (60 s).
 func BenchmarkServerResources(b *testing.B) {
 	b.Run("idle", func(b *testing.B) {
 		for range b.N {
@@ -84,11 +86,20 @@ func benchHeartbeats(b *testing.B) {
 			defer tick.Stop()
 			for {
 				t0 := time.Now()
-				code, body, err := p.do(ctx, a.client, http.MethodPatch, "/api/v1/nodes/"+a.node+"/status", "application/merge-patch+json", heartbeatBody(t0, since))
+				var code int
+				var body []byte
+				var err error
+				want := http.StatusNoContent
+				if *flagPatchBeats {
+					want = http.StatusOK
+					code, body, err = p.do(ctx, a.client, http.MethodPatch, "/api/v1/nodes/"+a.node+"/status", "application/merge-patch+json", heartbeatBody(t0, since))
+				} else {
+					code, body, err = p.do(ctx, a.client, http.MethodPost, "/api/v1/skiff/nodes/"+a.node+"/heartbeat", "", nil)
+				}
 				if ctx.Err() != nil {
 					return
 				}
-				if err != nil || code != http.StatusOK {
+				if err != nil || code != want {
 					failed.CompareAndSwap(nil, fmt.Sprintf("heartbeat %s = %d %s, %v", a.node, code, body, err))
 					return
 				}

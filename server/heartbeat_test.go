@@ -1,0 +1,49 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// TestLightweightHeartbeat: the heartbeat call records liveness without
+// touching the store, only for the caller's own node.
+func TestLightweightHeartbeat(t *testing.T) {
+	clk := clock.NewFake(time.Now())
+	h := startHarness(t, "", clk)
+	code, cred := h.join(h.joinToken(), "edge-1", "")
+	if code != http.StatusOK {
+		t.Fatalf("join = %d", code)
+	}
+	admin := h.adminToken()
+	h.mustDo(http.MethodPost, "/api/v1/nodes", admin, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"edge-1"}}`, http.StatusCreated)
+	revision := func() string {
+		var l struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		}
+		json.Unmarshal(h.mustDo(http.MethodGet, "/api/v1/nodes", admin, "", http.StatusOK), &l)
+		return l.Metadata.ResourceVersion
+	}
+	rvBefore := revision()
+	clk.Advance(7 * time.Second)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNoContent)
+	var u NodeUsage
+	if err := json.Unmarshal(h.mustDo(http.MethodGet, "/api/v1/skiff/nodes/edge-1/usage", admin, "", http.StatusOK), &u); err != nil {
+		t.Fatal(err)
+	}
+	if u.LastHeartbeat == nil || !u.LastHeartbeat.Equal(clk.Now()) {
+		t.Fatalf("last heartbeat of edge-1 = %v; want %v", u.LastHeartbeat, clk.Now())
+	}
+	if rv := revision(); rv != rvBefore {
+		t.Fatalf("the heartbeat wrote to the store: revision %s → %s", rvBefore, rv)
+	}
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat", cred, "", http.StatusForbidden)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", "", "", http.StatusUnauthorized)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/Bad_Name/heartbeat", admin, "", http.StatusBadRequest)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-9/heartbeat", admin, "", http.StatusNotFound)
+}
