@@ -323,11 +323,21 @@ func (k *Kubelet) handleUpdate(u config.PodUpdate) {
 			k.workers.updatePod(pod, workKill, nil, true)
 		case config.RECONCILE:
 			k.setPod(pod) // only the status changed at the source
+			if terminalPhase(pod.Status.Phase) {
+				// The server declared the pod finished (the node
+				// lifecycle controller marks a lost node's bare pods
+				// Failed): stop it, as the kubelet does, and never
+				// start it again.
+				k.workers.updatePod(pod, workKill, nil, false)
+			}
 		default:
 			k.log.Warn("unknown pod update op ignored", "op", u.Op)
 		}
 	}
 }
+
+// terminalPhase reports whether a pod phase is final.
+func terminalPhase(p api.PodPhase) bool { return p == api.PodFailed || p == api.PodSucceeded }
 
 func (k *Kubelet) setPod(pod *api.Pod) {
 	k.mu.Lock()

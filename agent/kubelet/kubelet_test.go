@@ -1,6 +1,8 @@
 package kubelet
 
 import (
+	"time"
+
 	"fmt"
 	"testing"
 
@@ -177,5 +179,58 @@ func TestRestartPolicies(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServerTerminalPhaseStopsPod: when the server marks a running pod
+// Failed (a node that was lost comes back), the agent stops it and never
+// starts it again.
+func TestServerTerminalPhaseStopsPod(t *testing.T) {
+	h := newHarness(t)
+	pod := mkPod("u9", "app")
+	h.send(config.ADD, pod)
+	h.settle()
+	if c, _ := h.newest("u9", "app"); c.State != runtime.StateRunning {
+		t.Fatalf("app = %s; want running", c.State)
+	}
+	failed := *pod
+	failed.Status = api.PodStatus{Phase: api.PodFailed, Reason: "NodeLost", Message: "node was lost"}
+	h.send(config.RECONCILE, &failed)
+	h.advance(3 * time.Second)
+	if c, _ := h.newest("u9", "app"); c.State == runtime.StateRunning {
+		t.Fatal("app still running after the server marked the pod Failed")
+	}
+	if got := h.status.terminatedCount("u9"); got != 1 {
+		t.Fatalf("PodTerminated calls = %d; want 1", got)
+	}
+	h.advance(30 * time.Second)
+	if got := h.rt.CallCount(fake.MethodCreateContainer, ""); got != 1 {
+		t.Fatalf("CreateContainer calls = %d; want 1 (never started again)", got)
+	}
+}
+
+// TestFinishedPodKeepsContainersOnReconcile: the agent's own Succeeded
+// status coming back from the server (RECONCILE) does not remove the
+// finished pod's containers (their logs stay readable).
+func TestFinishedPodKeepsContainersOnReconcile(t *testing.T) {
+	h := newHarness(t)
+	pod := mkPod("u10", "job")
+	pod.Spec.RestartPolicy = api.RestartPolicyNever
+	h.send(config.ADD, pod)
+	h.settle()
+	h.exit("u10", "job", 0)
+	h.advance(2 * time.Second)
+	if st := h.status.get("u10"); st.Phase != api.PodSucceeded {
+		t.Fatalf("phase %q; want Succeeded", st.Phase)
+	}
+	done := *pod
+	done.Status = h.status.get("u10")
+	h.send(config.RECONCILE, &done)
+	h.advance(3 * time.Second)
+	if ids := h.rt.ContainerIDs("u10", "job"); len(ids) != 1 {
+		t.Fatalf("containers of the finished pod after RECONCILE: %v; want the exited one kept", ids)
+	}
+	if got := h.status.terminatedCount("u10"); got != 1 {
+		t.Fatalf("PodTerminated calls = %d; want 1", got)
 	}
 }

@@ -259,3 +259,15 @@ func TestMergeStatusKeepsWhatTheAgentDoesNotOwn(t *testing.T) {
 		t.Fatalf("mergeStatus = %+v; want the agent's Ready, the server's PodScheduled, nominated node and QoS class", got)
 	}
 }
+
+func TestMergeStatusKeepsTerminalPhase(t *testing.T) {
+	server := api.PodStatus{Phase: api.PodFailed, Reason: "NodeLost", Message: "node was lost"}
+	got := mergeStatus(server, api.PodStatus{Phase: api.PodRunning})
+	if got.Phase != api.PodFailed || got.Reason != "NodeLost" {
+		t.Fatalf("merged %+v; want the server's Failed/NodeLost kept", got)
+	}
+	got = mergeStatus(api.PodStatus{Phase: api.PodRunning}, api.PodStatus{Phase: api.PodSucceeded})
+	if got.Phase != api.PodSucceeded {
+		t.Fatalf("merged %+v; want Succeeded", got)
+	}
+}

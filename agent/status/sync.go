@@ -332,6 +332,11 @@ func (m *Manager) deleteMirror(ctx context.Context, d mirrorDel) error {
 // time).
 func mergeStatus(server, desired api.PodStatus) api.PodStatus {
 	out := copyStatus(desired)
+	if (server.Phase == api.PodFailed || server.Phase == api.PodSucceeded) && out.Phase != server.Phase {
+		// A final phase never goes back (the server may have set it, as
+		// for a lost node's pods): keep it and its reason.
+		out.Phase, out.Reason, out.Message = server.Phase, server.Reason, server.Message
+	}
 	have := map[string]bool{}
 	for _, c := range out.Conditions {
 		have[c.Type] = true
