@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,14 @@ func TestLightweightHeartbeat(t *testing.T) {
 		}
 		json.Unmarshal(h.mustDo(http.MethodGet, "/api/v1/nodes", admin, "", http.StatusOK), &l)
 		return l.Metadata.ResourceVersion
+	}
+	// The node IPAM writes the new Node's podCIDR; wait for that write.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(string(h.mustDo(http.MethodGet, "/api/v1/nodes/edge-1", admin, "", http.StatusOK)), "podCIDR") {
+		if time.Now().After(deadline) {
+			t.Fatal("edge-1 got no podCIDR")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	rvBefore := revision()
 	clk.Advance(7 * time.Second)
