@@ -230,7 +230,7 @@ func (r *Registrar) register(ctx context.Context) error {
 			return fmt.Errorf("update node: %w", err)
 		}
 	}
-	body, err := json.Marshal(map[string]any{"status": want.Status})
+	body, err := statusPatch(want.Status)
 	if err != nil {
 		return err
 	}
@@ -296,6 +296,24 @@ func (r *Registrar) heartbeat(ctx context.Context) error {
 		r.mu.Unlock()
 	}
 	return err
+}
+
+// statusPatch is the strategic merge patch that sets st. Addresses merge
+// by type, so two InternalIPs would collapse into one: that list is
+// replaced whole instead.
+func statusPatch(st api.NodeStatus) ([]byte, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if addrs, ok := m["addresses"].([]any); ok {
+		m["addresses"] = append(addrs, map[string]any{"$patch": "replace"})
+	}
+	return json.Marshal(map[string]any{"status": m})
 }
 
 // statusSnapshot is how often the full conditions are sent even when

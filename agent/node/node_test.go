@@ -122,7 +122,7 @@ func (f *fakeRuntime) Version(context.Context) (string, error) { return "contain
 func (f *fakeRuntime) Status(context.Context) error            { return f.down }
 
 func fixedInfo(context.Context) (node.SystemInfo, error) {
-	return node.SystemInfo{Hostname: "h", CPUs: 4, MemoryBytes: 8 << 30, DiskBytes: 100 << 30, Kernel: "6.1.0", OSImage: "Debian GNU/Linux 12 (bookworm)", OS: "linux", Arch: "arm64", IPs: []string{"192.0.2.10"}}, nil
+	return node.SystemInfo{Hostname: "h", CPUs: 4, MemoryBytes: 8 << 30, DiskBytes: 100 << 30, Kernel: "6.1.0", OSImage: "Debian GNU/Linux 12 (bookworm)", OS: "linux", Arch: "arm64", IPs: []string{"192.0.2.10", "fd00::10"}}, nil
 }
 
 func TestRegistrarRegistersAndHeartbeats(t *testing.T) {
@@ -176,6 +176,9 @@ func TestRegistrarRegistersAndHeartbeats(t *testing.T) {
 	}
 	if n.Status.NodeInfo.ContainerRuntimeVersion != "containerd 1.6.20" || n.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 {
 		t.Errorf("node info %+v endpoints %+v", n.Status.NodeInfo, n.Status.DaemonEndpoints)
+	}
+	if a := n.Status.Addresses; len(a) != 3 || a[1].Address != "192.0.2.10" || a[2].Address != "fd00::10" {
+		t.Errorf("addresses %+v; want the hostname and both InternalIPs, IPv4 first", a)
 	}
 	if len(n.Status.Images) != 1 {
 		t.Errorf("images %v", n.Status.Images)
