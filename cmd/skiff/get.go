@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/skiffhq/skiff/api"
@@ -75,6 +76,9 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 	default:
 		return usageError{fmt.Sprintf("unknown output format %q (want wide, json, yaml or name)", f.output)}
 	}
+	if strings.Contains(pos[0], ",") || strings.EqualFold(pos[0], "all") {
+		return getKinds(ctx, env, &f, pos)
+	}
 	res, err := lookupKind(pos[0])
 	if err != nil {
 		return err
@@ -95,6 +99,62 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 		return g.watch(ctx, names)
 	}
 	return g.get(ctx, names)
+}
+
+// getKinds lists several kinds — "pods,deployments", or "all" (the kinds
+// in the "all" category) — one table after another, as kubectl does.
+func getKinds(ctx context.Context, env *cliEnv, f *getFlags, pos []string) error {
+	if len(pos) > 1 {
+		return usageError{"names cannot be given with several resource types (use type/name)"}
+	}
+	if f.watch {
+		return usageError{"watch takes one resource type"}
+	}
+	if isStructured(f.output) {
+		return usageError{"-o json and -o yaml take one resource type"}
+	}
+	var kinds []api.ResourceInfo
+	for _, k := range strings.Split(pos[0], ",") {
+		if strings.EqualFold(k, "all") {
+			for _, r := range api.Resources() {
+				if slices.Contains(r.Categories, "all") {
+					kinds = append(kinds, r)
+				}
+			}
+			continue
+		}
+		res, err := lookupKind(k)
+		if err != nil {
+			return err
+		}
+		kinds = append(kinds, res)
+	}
+	c, _, err := f.client(env)
+	if err != nil {
+		return err
+	}
+	printed := false
+	for _, res := range kinds {
+		g := &getter{env: env, c: c, res: res, f: f}
+		list, _, err := c.List(ctx, res, g.listNamespace(), g.listOptions())
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			continue
+		}
+		if printed && f.output != outputName {
+			fmt.Fprintln(env.stdout)
+		}
+		if err := g.print(list, false); err != nil {
+			return err
+		}
+		printed = true
+	}
+	if !printed {
+		(&getter{env: env, res: kinds[0], f: f}).noResources()
+	}
+	return nil
 }
 
 // kindList names the kinds get accepts, for error messages.
