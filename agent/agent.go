@@ -225,7 +225,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer pr.Stop()
 	var em *eviction.Manager // set below; Admit is called only once the kubelet runs
 	k, err := kubelet.New(kubelet.Config{
-		NodeName: cfg.NodeName, PodsDir: a.path("pods"), Runtime: rt, Status: statuses, Objects: objs,
+		NodeName: cfg.NodeName, PodsDir: a.path("pods"), Runtime: rt, Status: statuses, Objects: objs, Events: events,
 		Clock: a.clk, Logger: a.log.With("component", "kubelet"), HostIP: func() string { return hostIP },
 		SourcesReady: merger.SeenAllSources, Network: nw, Prober: pr, ProbeResults: probes,
 		Admit: func(p *api.Pod, others []*api.Pod) (bool, string, string) { return em.Admit(p, others) },

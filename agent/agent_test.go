@@ -249,6 +249,20 @@ func TestAgentRunsPods(t *testing.T) {
 		t.Fatalf("pod IP %s not in the node's podCIDR %q (%v)", hello.Status.PodIP, obj.(*api.Node).Spec.PodCIDR, err)
 	}
 	agenttest.Eventually(t, "log line", func() bool { return strings.Contains(logsOf(t, srv, "hello", ""), "hello from skiff") })
+	// The agent's events reach the server (describe pod shows them).
+	evRes, _ := api.LookupResource("events")
+	agenttest.Eventually(t, "Started event for hello", func() bool {
+		list, _, err := srv.Admin.List(context.Background(), evRes, "default", client.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, o := range list {
+			if e := o.(*api.Event); e.InvolvedObject.Name == "hello" && e.Reason == "Started" && e.Source.Component == "skiff-agent" {
+				return true
+			}
+		}
+		return false
+	})
 
 	// Exit codes and reasons.
 	fail := busyboxPod("fail", "echo failing; exit 3")

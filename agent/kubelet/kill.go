@@ -51,6 +51,9 @@ func (k *Kubelet) killPod(ctx context.Context, pod *api.Pod, override *int64, ke
 			if c.State != runtime.StateRunning {
 				continue
 			}
+			if !orphan {
+				k.event(pod, api.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -84,8 +84,11 @@ type Config struct {
 	Runtime runtime.Runtime
 	Status  StatusManager
 	Objects ObjectGetter
-	Clock   clock.Clock  // default clock.Real
-	Logger  *slog.Logger // default: discard
+	// Events receives the pod events the kubelet emits (Created, Started,
+	// Killing, BackOff, Failed); nil drops them.
+	Events EventRecorder
+	Clock  clock.Clock  // default clock.Real
+	Logger *slog.Logger // default: discard
 	// HostIP returns the node's IP (status.hostIP; the pod IP of
 	// hostNetwork pods).
 	HostIP func() string
@@ -333,6 +336,18 @@ func (k *Kubelet) handleUpdate(u config.PodUpdate) {
 		default:
 			k.log.Warn("unknown pod update op ignored", "op", u.Op)
 		}
+	}
+}
+
+// EventRecorder posts events about pods (agent/status.Recorder).
+type EventRecorder interface {
+	Eventf(pod *api.Pod, eventType, reason, messageFmt string, args ...any)
+}
+
+// event records an event about pod, if anyone listens.
+func (k *Kubelet) event(pod *api.Pod, eventType, reason, format string, args ...any) {
+	if k.cfg.Events != nil {
+		k.cfg.Events.Eventf(pod, eventType, reason, format, args...)
 	}
 }
 

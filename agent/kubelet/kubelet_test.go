@@ -1,10 +1,11 @@
 package kubelet
 
 import (
-	"time"
-
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/skiffhq/skiff/agent/config"
 	"github.com/skiffhq/skiff/agent/runtime"
@@ -232,5 +233,50 @@ func TestFinishedPodKeepsContainersOnReconcile(t *testing.T) {
 	}
 	if got := h.status.terminatedCount("u10"); got != 1 {
 		t.Fatalf("PodTerminated calls = %d; want 1", got)
+	}
+}
+
+// recordedEvents collects the kubelet's events.
+type recordedEvents struct {
+	mu      sync.Mutex
+	reasons []string
+}
+
+func (r *recordedEvents) Eventf(pod *api.Pod, typ, reason, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reasons = append(r.reasons, typ+"/"+reason)
+}
+
+func (r *recordedEvents) has(want string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Contains(r.reasons, want)
+}
+
+func TestEventsOnStartBackOffAndKill(t *testing.T) {
+	ev := &recordedEvents{}
+	h := newHarnessWith(t, func(c *Config) { c.Events = ev })
+	pod := mkPod("u11", "app")
+	h.send(config.ADD, pod)
+	h.settle()
+	for _, want := range []string{"Normal/Created", "Normal/Started"} {
+		if !ev.has(want) {
+			t.Errorf("no %s event; got %v", want, ev.reasons)
+		}
+	}
+	h.exit("u11", "app", 1)
+	h.advance(2 * time.Second) // restarted at once
+	h.exit("u11", "app", 1)
+	h.advance(2 * time.Second) // now in back-off
+	if !ev.has("Warning/BackOff") {
+		t.Errorf("no BackOff event after two crashes; got %v", ev.reasons)
+	}
+	del := *pod
+	del.DeletionTimestamp = api.NewTimePtr(h.clock.Now())
+	h.send(config.DELETE, &del)
+	h.advance(40 * time.Second)
+	if h.status.terminatedCount("u11") != 1 {
+		t.Fatal("pod not terminated after delete")
 	}
 }

@@ -66,6 +66,7 @@ func (k *Kubelet) syncPod(ctx context.Context, pod *api.Pod) (syncResult, error)
 	for _, kc := range acts.kill {
 		acted = true
 		k.log.Info("stopping container", "pod", podRef(pod), "container", kc.name, "reason", kc.reason)
+		k.event(pod, api.EventTypeNormal, "Killing", "Stopping container %s: %s", kc.name, kc.reason)
 		if err := k.rt.StopContainer(ctx, kc.id, grace); err != nil {
 			return syncResult{}, fmt.Errorf("stop container %s: %w", kc.name, err)
 		}
@@ -109,6 +110,7 @@ func (k *Kubelet) startContainer(ctx context.Context, pod *api.Pod, sb runtime.S
 	if s.exited != nil {
 		bk := pod.UID + "/" + key
 		if rem := k.crash.remainingSince(bk, s.exited.FinishedAt, now); rem > 0 {
+			k.event(pod, api.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, pod.Name)
 			k.setReason(pod.UID, key, ReasonCrashLoopBackOff, fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
 				k.crash.delay(bk), c.Name, pod.Name, pod.Namespace, pod.UID))
 			return rem, nil
@@ -122,6 +124,7 @@ func (k *Kubelet) startContainer(ctx context.Context, pod *api.Pod, sb runtime.S
 	cfg, err := k.containerConfig(ctx, pod, c, s, sb, paths, img)
 	if err != nil {
 		k.setReason(pod.UID, key, ReasonCreateContainerConfigError, err.Error())
+		k.event(pod, api.EventTypeWarning, "Failed", "Error: %v", err)
 		return 0, err
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.LogPath), 0o750); err != nil {
@@ -133,12 +136,16 @@ func (k *Kubelet) startContainer(ctx context.Context, pod *api.Pod, sb runtime.S
 	}
 	if err != nil {
 		k.setReason(pod.UID, key, ReasonCreateContainerError, err.Error())
+		k.event(pod, api.EventTypeWarning, "Failed", "Error: %v", err)
 		return 0, err
 	}
+	k.event(pod, api.EventTypeNormal, "Created", "Created container %s", c.Name)
 	if err := k.rt.StartContainer(ctx, id); err != nil {
 		k.setReason(pod.UID, key, ReasonRunContainerError, err.Error())
+		k.event(pod, api.EventTypeWarning, "Failed", "Error: %v", err)
 		return 0, err
 	}
+	k.event(pod, api.EventTypeNormal, "Started", "Started container %s", c.Name)
 	k.clearReason(pod.UID, key)
 	k.pruneInstances(ctx, pod, c.Name, s.init, s.restart)
 	return 0, nil
@@ -152,6 +159,7 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *api.Pod, c *api.Containe
 	now := k.clock.Now()
 	if rem := k.pulls.remainingSinceUpdate(bk, now); rem > 0 {
 		k.setReason(pod.UID, key, ReasonImagePullBackOff, fmt.Sprintf("Back-off pulling image %q", c.Image))
+		k.event(pod, api.EventTypeNormal, "BackOff", "Back-off pulling image %q", c.Image)
 		return runtime.Image{}, rem, nil
 	}
 	auth, warnings := pullAuth(ctx, k.cfg.Objects, pod)
@@ -166,6 +174,7 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *api.Pod, c *api.Containe
 	case err != nil:
 		k.pulls.next(bk, now, now)
 		k.setReason(pod.UID, key, ReasonErrImagePull, err.Error())
+		k.event(pod, api.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
 		// come back at the next sync tick to show ImagePullBackOff
 		return runtime.Image{}, k.cfg.SyncPeriod, err
 	}
