@@ -344,3 +344,20 @@ func TestRegistrarSendsLightHeartbeatsWhenNothingChanged(t *testing.T) {
 		t.Fatal("no full write after 6 minutes")
 	}
 }
+
+// FuzzParseJoinToken: no token panics, and one accepted has a 64-digit
+// lower-case CA hash.
+func FuzzParseJoinToken(f *testing.F) {
+	f.Add("SKF1." + strings.Repeat("ab", 32) + ".id.secret")
+	f.Add("SKF1...")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		jt, err := node.ParseJoinToken(s)
+		if err != nil {
+			return
+		}
+		if len(jt.CAHash) != 64 || strings.ToLower(jt.CAHash) != jt.CAHash {
+			t.Fatalf("accepted %q with CA hash %q", s, jt.CAHash)
+		}
+	})
+}

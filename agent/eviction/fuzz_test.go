@@ -1,0 +1,22 @@
+package eviction
+
+import "testing"
+
+// FuzzParseConfig: no flag value panics; a parsed config validates.
+func FuzzParseConfig(f *testing.F) {
+	f.Add("memory.available<100Mi,nodefs.available<10%", "memory.available<300Mi", "memory.available=1m30s", "memory.available=0.5Gi", "30s")
+	f.Add("", "", "", "", "")
+	f.Add("pid.available<5%", "nodefs.inodesFree<1000", "nodefs.inodesFree=10s", "x=y", "-1s")
+	f.Fuzz(func(t *testing.T, hard, soft, grace, reclaim, transition string) {
+		cfg, err := ParseConfig(map[string]string{
+			"eviction-hard": hard, "eviction-soft": soft, "eviction-soft-grace-period": grace,
+			"eviction-minimum-reclaim": reclaim, "eviction-pressure-transition-period": transition,
+		})
+		if err != nil {
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("ParseConfig accepted a config that does not validate: %v", err)
+		}
+	})
+}
