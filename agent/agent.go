@@ -200,7 +200,13 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	statuses, objs, events := newDeferredStatus(), &objectGetter{}, &deferredRecorder{}
-	hostIP := a.hostIP()
+	// The machine's facts, read once for what starts now (the registrar
+	// re-reads them when it registers).
+	si, err := node.ReadSystemInfo(ctx, a.dir)
+	if err != nil {
+		return fmt.Errorf("agent: system info: %w", err)
+	}
+	hostIP := a.hostIP(si)
 	ncfg := network.Config{NodeName: cfg.NodeName, StateDir: a.path("network"), ClusterCIDR: cfg.ClusterCIDR, NodeIP: cfg.NodeIP, Logger: a.log.With("component", "network")}
 	if cfg.Network != nil {
 		cfg.Network(&ncfg)
@@ -234,7 +240,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	a.Kubelet = k
-	if em, err = a.evictionManager(ctx, k, rt, events); err != nil {
+	if em, err = a.evictionManager(si, k, rt, events); err != nil {
 		return err
 	}
 	a.eviction = em
@@ -282,12 +288,11 @@ func (a *Agent) path(elem ...string) string {
 
 // hostIP is the node's address for pod status (hostIP, and the pod IP of
 // hostNetwork pods).
-func (a *Agent) hostIP() string {
+func (a *Agent) hostIP(si node.SystemInfo) string {
 	if a.cfg.NodeIP != "" {
 		return a.cfg.NodeIP
 	}
-	si, err := node.ReadSystemInfo(context.Background(), a.dir)
-	if err == nil && len(si.IPs) > 0 {
+	if len(si.IPs) > 0 {
 		return si.IPs[0]
 	}
 	return "127.0.0.1"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -135,24 +134,7 @@ func removeAllPods(t *testing.T, cfg agent.Config) {
 			t.Errorf("cleanup: sandbox of %s: %v", p.Name, err)
 		}
 	}
-	// The QoS parents and the root, in every hierarchy (v1) or the one
-	// (v2); rmdir only removes empty cgroups.
-	hier, _ := filepath.Glob("/sys/fs/cgroup/*")
-	hier = append(hier, "/sys/fs/cgroup")
-	for _, h := range hier {
-		var dirs []string
-		filepath.WalkDir(filepath.Join(h, cfg.CgroupRoot), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return nil
-		})
-		for i := len(dirs) - 1; i >= 0; i-- {
-			if err := os.Remove(dirs[i]); err != nil {
-				t.Errorf("cleanup: %v", err)
-			}
-		}
-	}
+	testenv.RemoveCgroupRoot(t, cfg.CgroupRoot)
 }
 
 func (ta *testAgent) start() {

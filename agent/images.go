@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,7 +64,7 @@ func (im *imageImporter) scan(ctx context.Context) int {
 		if err != nil {
 			continue
 		}
-		key := info.ModTime().UTC().Format(time.RFC3339Nano) + "/" + itoa64(info.Size())
+		key := info.ModTime().UTC().Format(time.RFC3339Nano) + "/" + strconv.FormatInt(info.Size(), 10)
 		if im.imported[name] == key {
 			continue
 		}
@@ -110,20 +111,6 @@ func (im *imageImporter) run(ctx context.Context) {
 			return
 		}
 	}
-}
-
-func itoa64(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }
 
 // containerImages lists the runtime's images for the node status.

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/skiffhq/skiff/agent/eviction"
@@ -18,11 +17,7 @@ const systemContainerdRoot = "/var/lib/containerd"
 // (gopsutil, the pods' cgroups and directories), the kubelet's pods and
 // the runtime's reclaim. Pressure conditions reach the server at once
 // through the registrar, once there is one.
-func (a *Agent) evictionManager(ctx context.Context, k *kubelet.Kubelet, rt *containerd.Runtime, events *deferredRecorder) (*eviction.Manager, error) {
-	si, err := node.ReadSystemInfo(ctx, a.dir)
-	if err != nil {
-		return nil, fmt.Errorf("agent: system info: %w", err)
-	}
+func (a *Agent) evictionManager(si node.SystemInfo, k *kubelet.Kubelet, rt *containerd.Runtime, events *deferredRecorder) (*eviction.Manager, error) {
 	allocatable := node.Allocatable(node.Capacity(si, a.cfg.MaxPods), a.cfg.SystemReserved)
 	mem := allocatable[api.ResourceMemory]
 	imageFS := a.imageFSDir

@@ -14,6 +14,7 @@ import (
 	"github.com/skiffhq/skiff/agent/kubelet"
 	"github.com/skiffhq/skiff/agent/volumes"
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/testenv"
 )
 
 // BenchmarkReaction measures, on real containerd, the time from the
@@ -171,7 +172,7 @@ func benchManager(b *testing.B, diskEvery time.Duration) (*Manager, *cgroups.Man
 		for _, p := range src.pods {
 			_ = cg.RemovePod(p.UID)
 		}
-		removeCgroupRoot(b, root)
+		testenv.RemoveCgroupRoot(b, root)
 	})
 	stats, err := NewNodeStats(NodeStatsConfig{DataDir: podsDir, PodsDir: podsDir, Cgroups: cg, DiskInterval: diskEvery,
 		AllocatableMemory: func() int64 { return 8 * gi }})

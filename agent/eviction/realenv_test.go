@@ -63,7 +63,7 @@ func newRealEnv(t testing.TB, podsDir string, admit func(*api.Pod, []*api.Pod) (
 		podsDir = t.TempDir()
 	}
 	cgRoot := fmt.Sprintf("/skiff-ev-%d-%d", os.Getpid(), envSeq.Add(1))
-	t.Cleanup(func() { removeCgroupRoot(t, cgRoot) })
+	t.Cleanup(func() { testenv.RemoveCgroupRoot(t, cgRoot) })
 	socket := testenv.StartContainerd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -116,37 +116,6 @@ func unmountUnder(dir string) {
 	for _, e := range ents {
 		_ = unix.Unmount(filepath.Join(dir, e.Name()), unix.MNT_DETACH)
 	}
-}
-
-func removeCgroupRoot(t testing.TB, cgRoot string) {
-	dirs := []string{filepath.Join("/sys/fs/cgroup", cgRoot)}
-	mounts, _ := os.ReadDir("/sys/fs/cgroup")
-	for _, m := range mounts {
-		dirs = append(dirs, filepath.Join("/sys/fs/cgroup", m.Name(), cgRoot))
-	}
-	for _, d := range dirs {
-		if err := removeTree(d); err != nil && t != nil {
-			t.Logf("cleanup cgroup %s: %v", d, err)
-		}
-	}
-}
-
-func removeTree(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if e.IsDir() {
-			if err := removeTree(filepath.Join(dir, e.Name())); err != nil {
-				return err
-			}
-		}
-	}
-	return os.Remove(dir)
 }
 
 // add sends pods to the kubelet.

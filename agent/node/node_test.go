@@ -52,6 +52,20 @@ func startServer(t *testing.T) (server.Info, *client.Client) {
 	return info, admin
 }
 
+// joinedClient joins as name and returns a client with its credential.
+func joinedClient(t *testing.T, info server.Info, name string) *client.Client {
+	t.Helper()
+	cred, err := node.Join(context.Background(), node.JoinConfig{Server: info.URL, Token: joinToken(t, info), NodeName: name, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := client.New(cred.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc
+}
+
 func joinToken(t *testing.T, info server.Info) string {
 	t.Helper()
 	b, err := os.ReadFile(info.JoinTokenPath)
@@ -128,14 +142,7 @@ func fixedInfo(context.Context) (node.SystemInfo, error) {
 func TestRegistrarRegistersAndHeartbeats(t *testing.T) {
 	info, admin := startServer(t)
 	ctx := context.Background()
-	cred, err := node.Join(ctx, node.JoinConfig{Server: info.URL, Token: joinToken(t, info), NodeName: "edge-2", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := client.New(cred.ClientConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc := joinedClient(t, info, "edge-2")
 	reserved, err := node.ParseResourceList("cpu=500m,memory=1Gi")
 	if err != nil {
 		t.Fatal(err)
@@ -262,11 +269,7 @@ func TestReadSystemInfo(t *testing.T) {
 func TestRegistrarSendsLightHeartbeatsWhenNothingChanged(t *testing.T) {
 	info, admin := startServer(t)
 	ctx := context.Background()
-	cred, err := node.Join(ctx, node.JoinConfig{Server: info.URL, Token: joinToken(t, info), NodeName: "edge-l", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, _ := client.New(cred.ClientConfig())
+	nc := joinedClient(t, info, "edge-l")
 	clk := clock.NewFake(time.Now())
 	rt := &fakeRuntime{}
 	r := node.NewRegistrar(node.Config{API: nc, NodeName: "edge-l", MaxPods: 10, Info: fixedInfo, Runtime: rt, Clock: clk})

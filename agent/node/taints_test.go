@@ -8,21 +8,13 @@ import (
 
 	"github.com/skiffhq/skiff/agent/node"
 	"github.com/skiffhq/skiff/api"
-	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
 func TestRegistrarAppliesPressureTaintsRealServer(t *testing.T) {
 	info, admin := startServer(t)
 	ctx := context.Background()
-	cred, err := node.Join(ctx, node.JoinConfig{Server: info.URL, Token: joinToken(t, info), NodeName: "edge-t", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := client.New(cred.ClientConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc := joinedClient(t, info, "edge-t")
 	var mu sync.Mutex
 	var want []api.Taint
 	set := func(ts ...api.Taint) { mu.Lock(); want = ts; mu.Unlock() }
@@ -75,14 +67,7 @@ func TestRegistrarTriggerSyncsBeforeHeartbeat(t *testing.T) {
 	info, _ := startServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cred, err := node.Join(ctx, node.JoinConfig{Server: info.URL, Token: joinToken(t, info), NodeName: "edge-k", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := client.New(cred.ClientConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc := joinedClient(t, info, "edge-k")
 	calls := make(chan struct{}, 16)
 	clk := clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	r := node.NewRegistrar(node.Config{API: nc, NodeName: "edge-k", Info: fixedInfo, Runtime: &fakeRuntime{}, Clock: clk,

@@ -181,26 +181,6 @@ func TestIntegrationProbesBusyboxHttpdRealContainerd(t *testing.T) {
 	}
 }
 
-func cleanupCgroups(_ *testing.T, root string) {
-	dirs := []string{filepath.Join("/sys/fs/cgroup", root)}
-	ents, _ := os.ReadDir("/sys/fs/cgroup")
-	for _, e := range ents {
-		dirs = append(dirs, filepath.Join("/sys/fs/cgroup", e.Name(), root))
-	}
-	for _, d := range dirs {
-		removeTree(d)
-	}
-}
-
-func removeTree(dir string) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if e.IsDir() {
-			removeTree(filepath.Join(dir, e.Name()))
-		}
-	}
-	_ = os.Remove(dir)
+func cleanupCgroups(t *testing.T, root string) {
+	testenv.RemoveCgroupRoot(t, root)
 }

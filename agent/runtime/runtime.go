@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -107,29 +108,7 @@ const (
 // ContainerID is the runtime ID of a pod's container at a restart count:
 // "<pod uid>-<name>-<restart>", valid as a containerd ID.
 func ContainerID(podUID, name string, restart int) string {
-	return podUID + "-" + name + "-" + itoa(restart)
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
+	return podUID + "-" + name + "-" + strconv.Itoa(restart)
 }
 
 // RegistryAuth is one credential for a registry host, from a

@@ -172,21 +172,7 @@ type DaemonSetController struct {
 
 func newDaemonSetController(cfg Config, in *Informers, w podWriter) *DaemonSetController {
 	c := &DaemonSetController{cfg: cfg, in: in, pods: w, rec: cfg.recorder("daemonset-controller"), queue: NewQueue(cfg.Clock)}
-	in.DaemonSets.AddHandler(func(_, cur api.Object) {
-		if cur != nil {
-			c.queue.Add(KeyOf(cur))
-		}
-	})
-	in.Pods.AddHandler(func(old, cur api.Object) {
-		for _, o := range []api.Object{old, cur} {
-			if o == nil {
-				continue
-			}
-			if ref := controllerRef(o.GetObjectMeta()); ref != nil && ref.Kind == "DaemonSet" {
-				c.queue.Add(o.GetObjectMeta().Namespace + "/" + ref.Name)
-			}
-		}
-	})
+	watchOwnerAndPods(in.DaemonSets, in.Pods, "DaemonSet", c.queue)
 	in.Nodes.AddHandler(func(old, cur api.Object) {
 		if old != nil && cur != nil && !placementChanged(old.(*api.Node), cur.(*api.Node)) {
 			return

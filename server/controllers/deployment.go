@@ -50,21 +50,7 @@ type DeploymentController struct {
 
 func newDeploymentController(cfg Config, in *Informers, w podWriter) *DeploymentController {
 	c := &DeploymentController{cfg: cfg, in: in, pods: w, rec: cfg.recorder("deployment-controller"), queue: NewQueue(cfg.Clock)}
-	in.Deployments.AddHandler(func(_, cur api.Object) {
-		if cur != nil {
-			c.queue.Add(KeyOf(cur))
-		}
-	})
-	in.Pods.AddHandler(func(old, cur api.Object) {
-		for _, o := range []api.Object{old, cur} {
-			if o == nil {
-				continue
-			}
-			if ref := controllerRef(o.GetObjectMeta()); ref != nil && ref.Kind == "Deployment" {
-				c.queue.Add(o.GetObjectMeta().Namespace + "/" + ref.Name)
-			}
-		}
-	})
+	watchOwnerAndPods(in.Deployments, in.Pods, "Deployment", c.queue)
 	return c
 }
 

@@ -328,3 +328,23 @@ func slowStart(n int, fn func(i int) error) (int, error) {
 	}
 	return done, nil
 }
+
+// watchOwnerAndPods queues an owner (a Deployment or DaemonSet, of kind)
+// when it changes and when any pod it controls changes.
+func watchOwnerAndPods(owners, pods *Informer, kind string, q *Queue) {
+	owners.AddHandler(func(_, cur api.Object) {
+		if cur != nil {
+			q.Add(KeyOf(cur))
+		}
+	})
+	pods.AddHandler(func(old, cur api.Object) {
+		for _, o := range []api.Object{old, cur} {
+			if o == nil {
+				continue
+			}
+			if ref := controllerRef(o.GetObjectMeta()); ref != nil && ref.Kind == kind {
+				q.Add(o.GetObjectMeta().Namespace + "/" + ref.Name)
+			}
+		}
+	})
+}

@@ -3,7 +3,6 @@ package agentload
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -166,21 +165,7 @@ func (c *cluster) cleanup() {
 }
 
 // removeCgroups removes the pods' cgroups under the agent's root.
-func (c *cluster) removeCgroups() {
-	hier, _ := filepath.Glob("/sys/fs/cgroup/*")
-	for _, h := range append(hier, "/sys/fs/cgroup") {
-		var dirs []string
-		filepath.WalkDir(filepath.Join(h, c.cgroup), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return nil
-		})
-		for i := len(dirs) - 1; i >= 0; i-- {
-			os.Remove(dirs[i])
-		}
-	}
-}
+func (c *cluster) removeCgroups() { testenv.RemoveCgroupRoot(c.tb, c.cgroup) }
 
 // rss is the agent process's resident set in bytes.
 func (c *cluster) rss() float64 {

@@ -72,34 +72,7 @@ func cleanupHost(t *testing.T, data, cgRoot string) {
 			t.Logf("cleanup: unmounted leftover netns %s", p)
 		}
 	}
-	dirs := []string{filepath.Join("/sys/fs/cgroup", cgRoot)}
-	mounts, _ := os.ReadDir("/sys/fs/cgroup")
-	for _, m := range mounts {
-		dirs = append(dirs, filepath.Join("/sys/fs/cgroup", m.Name(), cgRoot))
-	}
-	for _, d := range dirs {
-		if err := removeCgroupTree(d); err != nil {
-			t.Errorf("cleanup cgroup %s: %v", d, err)
-		}
-	}
-}
-
-func removeCgroupTree(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if e.IsDir() {
-			if err := removeCgroupTree(filepath.Join(dir, e.Name())); err != nil {
-				return err
-			}
-		}
-	}
-	return os.Remove(dir)
+	testenv.RemoveCgroupRoot(t, cgRoot)
 }
 
 var uidSeq atomic.Int64
