@@ -8,9 +8,9 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/skiffhq/skiff/agent/internal/backoff"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
@@ -101,6 +101,7 @@ func NewAPISource(cfg APISourceConfig, sink Sink) (*APISource, error) {
 // Call it once.
 func (s *APISource) Run(ctx context.Context) error {
 	bo := s.cfg.Backoff
+	bo.Clock = s.clock
 	rv := "" // "" means: list first
 	for ctx.Err() == nil {
 		var err error
@@ -132,7 +133,10 @@ func (s *APISource) Run(ctx context.Context) error {
 		} else if err != nil {
 			s.log.Warn("pod stream from the server failed; retrying", "node", s.cfg.NodeName, "err", err)
 		}
-		if !clock.Sleep(ctx, s.clock, bo.Next()) {
+		if err == nil {
+			err = errWatchEnded
+		}
+		if !bo.BackOff(ctx, err) {
 			break
 		}
 	}
@@ -171,6 +175,11 @@ func (s *APISource) accept(o any) (*api.Pod, bool) {
 	}
 	return p, true
 }
+
+// errWatchEnded is a watch the server ended without an error: it is
+// resumed after the back-off like a failure, so a server that closes
+// every stream at once is not hammered.
+var errWatchEnded = errors.New("pod watch ended")
 
 // errWatchRotated ends a watch that reached its WatchTimeout.
 var errWatchRotated = errors.New("watch reached its timeout")

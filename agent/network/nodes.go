@@ -1,6 +1,7 @@
 package network
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
@@ -20,47 +22,56 @@ type NodeSink interface {
 // NodeWatcher feeds a NodeSink from the API: it lists every Node, then
 // watches them, and hands the whole set to the sink after every change
 // (level-triggered). A failed list, an ended or gone watch, or a sink
-// error makes it relist after Retry.
+// error makes it relist after a back-off (Retry up to RetryMax, reset by
+// every list that works).
 type NodeWatcher struct {
 	Client *client.Client
 	Sink   NodeSink
 	Clock  clock.Clock  // default clock.Real
 	Logger *slog.Logger // default slog.Default
-	Retry  time.Duration
+	// Retry and RetryMax bound the back-off; defaults 1 s and 30 s.
+	Retry, RetryMax time.Duration
 }
 
-// Run watches until ctx ends.
-func (w *NodeWatcher) Run(ctx context.Context) {
-	clk := clock.Or(w.Clock)
+// Run watches until ctx ends, then returns ctx's error.
+func (w *NodeWatcher) Run(ctx context.Context) error {
 	log := w.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	retry := w.Retry
-	if retry <= 0 {
-		retry = 2 * time.Second
-	}
-	for ctx.Err() == nil {
-		err := w.runOnce(ctx)
+	bo := backoff.Backoff{Min: cmp.Or(w.Retry, time.Second), Max: cmp.Or(w.RetryMax, 30*time.Second), Clock: clock.Or(w.Clock)}
+	for {
+		listed, err := w.runOnce(ctx)
 		if ctx.Err() != nil {
-			return
+			return ctx.Err()
 		}
-		log.Warn("pod network: node watch restarts", "err", err)
-		if !clock.Sleep(ctx, clk, retry) {
-			return
+		if listed {
+			bo.Reset()
+		}
+		log.Warn("pod network: node watch restarts", "err", err, "failures", bo.Failures()+1)
+		if !bo.BackOff(ctx, err) {
+			return ctx.Err()
 		}
 	}
 }
 
-func (w *NodeWatcher) runOnce(ctx context.Context) error {
+// runOnce lists and watches until the watch ends; listed reports that
+// the list worked (the server answers).
+func (w *NodeWatcher) runOnce(ctx context.Context) (listed bool, err error) {
 	res, ok := api.LookupResource("nodes")
 	if !ok {
-		return errors.New("nodes resource unknown")
+		return false, errors.New("nodes resource unknown")
 	}
 	objs, rv, err := w.Client.List(ctx, res, "", client.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
+		return false, fmt.Errorf("list nodes: %w", err)
 	}
+	return true, w.watch(ctx, res, objs, rv)
+}
+
+// watch hands the listed Nodes to the sink, then follows changes from rv
+// until the watch ends; it always returns an error.
+func (w *NodeWatcher) watch(ctx context.Context, res api.ResourceInfo, objs []api.Object, rv string) error {
 	nodes := map[string]*api.Node{}
 	for _, o := range objs {
 		if n, ok := o.(*api.Node); ok {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/version"
 )
@@ -150,26 +151,28 @@ func (r *Registrar) Registered() bool {
 }
 
 // Run registers the node (retrying while the server is away) and then
-// heartbeats until ctx ends.
+// heartbeats until ctx ends, when it returns ctx's error. Failed syncs are
+// retried with capped, jittered backoff (from a second up to Heartbeat);
+// the first sync that works returns to the heartbeat. A Trigger cuts any
+// wait short.
 func (r *Registrar) Run(ctx context.Context) error {
-	backoff := time.Second
+	bo := backoff.Backoff{Min: min(time.Second, r.cfg.Heartbeat), Max: r.cfg.Heartbeat, Clock: r.clk}
 	for {
-		err := r.SyncOnce(ctx)
-		if err == nil {
-			backoff = time.Second
-		} else {
-			r.log.Warn("node status", "node", r.cfg.NodeName, "err", err)
-		}
 		wait := r.cfg.Heartbeat
-		if err != nil {
-			wait = min(backoff, r.cfg.Heartbeat)
-			backoff *= 2
+		if err := r.SyncOnce(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.log.Warn("node status", "node", r.cfg.NodeName, "err", err, "failures", bo.Failures()+1)
+			wait = bo.Next()
+		} else {
+			bo.Reset()
 		}
 		t := r.clk.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil
+			return ctx.Err()
 		case <-t.C():
 		case <-r.trigger:
 			t.Stop()

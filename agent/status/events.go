@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/skiffhq/skiff/agent/internal/backoff"
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
@@ -152,6 +152,7 @@ func (r *Recorder) Pending() int {
 // Run sends queued events until ctx ends, then returns ctx's error.
 func (r *Recorder) Run(ctx context.Context) error {
 	bo := r.cfg.Backoff
+	bo.Clock = r.clock
 	for {
 		select {
 		case <-ctx.Done():
@@ -175,7 +176,7 @@ func (r *Recorder) Run(ctx context.Context) error {
 				return ctx.Err()
 			}
 			if err != nil && retriable(err) {
-				if !clock.Sleep(ctx, r.clock, bo.Next()) {
+				if !bo.BackOff(ctx, err) {
 					return ctx.Err()
 				}
 				continue

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/agent/internal/agenttest"
-	"github.com/skiffhq/skiff/agent/internal/backoff"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/skiffhq/skiff/agent/config"
 	"github.com/skiffhq/skiff/agent/internal/agenttest"
-	"github.com/skiffhq/skiff/agent/internal/backoff"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 )
 

@@ -8,12 +8,17 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/storage"
 )
 
 // relistDelay is how long an informer waits after a failed list.
-const relistDelay = time.Second
+// maxRelistDelay caps the back-off of repeated failures.
+const (
+	relistDelay    = time.Second
+	maxRelistDelay = 30 * time.Second
+)
 
 // Handler is told about a change of one object: old is nil for an
 // addition, cur is nil for a deletion. Handlers run on the informer's
@@ -78,20 +83,26 @@ func KeyOf(obj api.Object) string {
 }
 
 // Run lists and watches until ctx ends, relisting whenever the watch ends.
+// Failed lists and watches are retried after a back-off that a watch
+// which opened resets. It returns when ctx ends.
 func (i *Informer) Run(ctx context.Context) {
+	bo := backoff.Backoff{Min: relistDelay, Max: maxRelistDelay, Clock: i.clk}
 	for ctx.Err() == nil {
 		rev, err := i.Resync(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				i.log.Warn("controller informer list failed", "resource", i.resource, "err", err)
-				clock.Sleep(ctx, i.clk, relistDelay)
+				bo.BackOff(ctx, err)
 			}
 			continue
 		}
 		w, err := i.store.Watch(ctx, i.resource, storage.WatchOptions{Revision: rev})
 		if err != nil {
-			continue // compacted between list and watch: list again
+			// compacted between list and watch: list again
+			bo.BackOff(ctx, err)
+			continue
 		}
+		bo.Reset()
 		for ev := range w.Events() {
 			obj, err := ev.Object()
 			if err != nil {

@@ -9,13 +9,18 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/storage"
 )
 
-// resyncRetry is how long the controller waits before listing again after
-// a failed list or a watch that ended.
-const resyncRetry = time.Second
+// Back-off bounds of the controller's relists after a failed list or a
+// watch that ended: from resyncRetry up to maxResyncRetry, starting over
+// after a watch that lasted maxResyncRetry.
+const (
+	resyncRetry    = time.Second
+	maxResyncRetry = 30 * time.Second
+)
 
 // Config wires a Controller. Store and ClusterCIDR are required.
 type Config struct {
@@ -52,16 +57,22 @@ func NewController(cfg Config) (*Controller, error) {
 
 // Run reconciles every Node at start, then follows changes until ctx
 // ends. A failed list or an ended watch (compaction, a slow watcher)
-// makes it start over from a fresh list.
-func (c *Controller) Run(ctx context.Context) {
-	for ctx.Err() == nil {
+// makes it start over from a fresh list, after a back-off. It returns
+// ctx's error once ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	bo := backoff.Backoff{Min: resyncRetry, Max: maxResyncRetry, Clock: c.clock}
+	for {
+		started := c.clock.Now()
 		err := c.runOnce(ctx)
 		if ctx.Err() != nil {
-			return
+			return ctx.Err()
 		}
-		c.log.Warn("node IPAM: relisting", "err", err)
-		if !clock.Sleep(ctx, c.clock, resyncRetry) {
-			return
+		if c.clock.Now().Sub(started) >= maxResyncRetry {
+			bo.Reset()
+		}
+		c.log.Warn("node IPAM: relisting", "err", err, "failures", bo.Failures()+1)
+		if !bo.BackOff(ctx, err) {
+			return ctx.Err()
 		}
 	}
 }

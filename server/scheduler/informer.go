@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
-	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -69,19 +69,24 @@ type message struct {
 }
 
 // relistDelay is how long an informer waits after a failed list.
-const relistDelay = time.Second
+// maxRelistDelay caps the back-off of repeated failures.
+const (
+	relistDelay    = time.Second
+	maxRelistDelay = 30 * time.Second
+)
 
 // inform feeds the loop one resource ("pods" or "nodes"): a list, then a
 // watch from the list's revision, and a fresh list whenever the watch
 // ends (compacted, too slow, or a read error) until ctx ends. Objects
 // are decoded, and pods turned into PodInfo, here, off the loop.
 func (s *Scheduler) inform(ctx context.Context, resource string) {
+	bo := backoff.Backoff{Min: relistDelay, Max: maxRelistDelay, Clock: s.clk}
 	for ctx.Err() == nil {
 		objs, rev, err := s.store.List(ctx, resource, storage.ListOptions{})
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("scheduler list failed", "resource", resource, "err", err)
-				clock.Sleep(ctx, s.clk, relistDelay)
+				bo.BackOff(ctx, err)
 			}
 			continue
 		}
@@ -93,9 +98,11 @@ func (s *Scheduler) inform(ctx context.Context, resource string) {
 			if ctx.Err() == nil {
 				s.log.Warn("scheduler watch failed", "resource", resource, "err", err)
 				s.metrics.Relists.Add(1)
+				bo.BackOff(ctx, err)
 			}
 			continue
 		}
+		bo.Reset()
 		s.consume(ctx, resource, w)
 		err = w.Err()
 		w.Stop()

@@ -11,21 +11,26 @@ import (
 
 	"github.com/containerd/containerd/v2/client"
 
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
-func TestNextBackoff(t *testing.T) {
-	for _, tc := range []struct {
-		last, ran, want time.Duration
+func TestRestartDelay(t *testing.T) {
+	bo := backoff.Backoff{Min: minBackoff, Max: maxBackoff, NoJitter: true}
+	for i, tc := range []struct {
+		ran, want time.Duration
 	}{
-		{0, 0, time.Second},
-		{time.Second, time.Second, 2 * time.Second},
-		{16 * time.Second, 0, 30 * time.Second},
-		{30 * time.Second, 0, 30 * time.Second},
-		{30 * time.Second, 2 * time.Minute, time.Second},
+		{0, time.Second},
+		{time.Second, 2 * time.Second},
+		{0, 4 * time.Second},
+		{0, 8 * time.Second},
+		{0, 16 * time.Second},
+		{0, 30 * time.Second},
+		{0, 30 * time.Second},
+		{2 * time.Minute, time.Second}, // a daemon that ran a while starts over
 	} {
-		if got := nextBackoff(tc.last, tc.ran); got != tc.want {
-			t.Errorf("nextBackoff(%v, %v) = %v; want %v", tc.last, tc.ran, got, tc.want)
+		if got := restartDelay(&bo, tc.ran); got != tc.want {
+			t.Errorf("restartDelay #%d (ran %v) = %v; want %v", i, tc.ran, got, tc.want)
 		}
 	}
 }

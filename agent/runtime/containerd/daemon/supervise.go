@@ -5,12 +5,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
-// Backoff bounds of Supervise's restarts: the delay doubles from
-// minBackoff up to maxBackoff and resets after a daemon ran for
-// stableAfter.
+// Back-off bounds of Supervise's restarts: the delay doubles from
+// minBackoff up to maxBackoff (with jitter) and starts over after a
+// daemon ran for stableAfter.
 const (
 	minBackoff  = time.Second
 	maxBackoff  = 30 * time.Second
@@ -18,17 +19,14 @@ const (
 	stopGrace   = 10 * time.Second
 )
 
-// nextBackoff is the delay before the next restart, given the last one
-// and how long the daemon that just died ran.
-func nextBackoff(last, ran time.Duration) time.Duration {
-	if ran >= stableAfter || last == 0 {
-		return minBackoff
+// restartDelay is the delay before the next restart, given how long
+// the daemon that just died ran: a daemon that ran for stableAfter
+// starts the back-off over.
+func restartDelay(bo *backoff.Backoff, ran time.Duration) time.Duration {
+	if ran >= stableAfter {
+		bo.Reset()
 	}
-	d := last * 2
-	if d > maxBackoff {
-		d = maxBackoff
-	}
-	return d
+	return bo.Next()
 }
 
 // Supervise starts containerd per cfg and keeps it running: a daemon
@@ -54,7 +52,7 @@ func Supervise(ctx context.Context, cfg Config) (socket string, wait func() erro
 }
 
 func supervise(ctx context.Context, cfg Config, p *Process) {
-	var backoff time.Duration
+	bo := backoff.Backoff{Min: minBackoff, Max: maxBackoff, Clock: cfg.Clock}
 	for {
 		started := cfg.Clock.Now()
 		select {
@@ -65,19 +63,21 @@ func supervise(ctx context.Context, cfg Config, p *Process) {
 			return
 		case <-p.Done():
 		}
-		backoff = nextBackoff(backoff, cfg.Clock.Now().Sub(started))
-		cfg.Logger.Warn("containerd exited; restarting", "err", p.Err(), "backoff", backoff, "log", p.LogPath)
+		delay := restartDelay(&bo, cfg.Clock.Now().Sub(started))
+		cfg.Logger.Warn("containerd exited; restarting", "err", p.Err(), "backoff", delay, "log", p.LogPath)
+		if !clock.Sleep(ctx, cfg.Clock, delay) {
+			return
+		}
 		for {
-			if !clock.Sleep(ctx, cfg.Clock, backoff) {
-				return
-			}
 			np, err := Start(ctx, cfg)
 			if err == nil {
 				p = np
 				break
 			}
-			backoff = nextBackoff(backoff, 0)
-			cfg.Logger.Error("restart containerd", "err", err, "backoff", backoff)
+			cfg.Logger.Error("restart containerd", "err", err, "failures", bo.Failures()+1)
+			if !bo.BackOff(ctx, err) {
+				return
+			}
 		}
 	}
 }

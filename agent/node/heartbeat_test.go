@@ -1,0 +1,249 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/agent/node"
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// fakeAPI is a server for the registrar that can be away: while down
+// every call fails as a refused connection would. It records when each
+// call came (on the fake clock) and the Ready status last written.
+type fakeAPI struct {
+	clk *clock.Fake
+
+	mu    sync.Mutex
+	down  bool
+	node  *api.Node
+	calls []time.Time
+	ready []readyWrite // every Ready status written, in order
+}
+
+type readyWrite struct {
+	at     time.Time
+	status string
+}
+
+var errRefused = errors.New("dial tcp 127.0.0.1:7443: connect: connection refused")
+
+func (f *fakeAPI) call() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, f.clk.Now())
+	if f.down {
+		return errRefused
+	}
+	return nil
+}
+
+func (f *fakeAPI) setDown(down bool) {
+	f.mu.Lock()
+	f.down = down
+	f.mu.Unlock()
+}
+
+func (f *fakeAPI) callsBetween(from, to time.Time) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		if !c.Before(from) && c.Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fakeAPI) lastCall() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.calls) == 0 {
+		return time.Time{}
+	}
+	return f.calls[len(f.calls)-1]
+}
+
+func (f *fakeAPI) readyWrites() []readyWrite {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]readyWrite(nil), f.ready...)
+}
+
+func (f *fakeAPI) Get(ctx context.Context, res api.ResourceInfo, ns, name string) (api.Object, error) {
+	if err := f.call(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.node == nil {
+		return nil, api.NewNotFound("nodes", name)
+	}
+	return f.node, nil
+}
+
+func (f *fakeAPI) Create(ctx context.Context, obj api.Object) (api.Object, error) {
+	if err := f.call(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.node = obj.(*api.Node)
+	return f.node, nil
+}
+
+func (f *fakeAPI) Update(ctx context.Context, obj api.Object) (api.Object, error) {
+	if err := f.call(); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+func (f *fakeAPI) UpdateStatus(ctx context.Context, obj api.Object) (api.Object, error) {
+	return f.Update(ctx, obj)
+}
+
+func (f *fakeAPI) Patch(ctx context.Context, res api.ResourceInfo, ns, name, patchType string, body []byte) (api.Object, error) {
+	if err := f.call(); err != nil {
+		return nil, err
+	}
+	return f.node, nil
+}
+
+func (f *fakeAPI) PatchStatus(ctx context.Context, res api.ResourceInfo, ns, name, patchType string, body []byte) (api.Object, error) {
+	if err := f.call(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// The conditions list leads with Ready; its status is the first
+	// "status" key after `"type":"Ready"`.
+	s := string(body)
+	if i := strings.Index(s, `"type":"Ready"`); i >= 0 {
+		st := api.ConditionFalse
+		if j := strings.Index(s, `"status":"True"`); j >= 0 && (strings.Index(s, `"status":"False"`) < 0 || j < strings.Index(s, `"status":"False"`)) {
+			st = api.ConditionTrue
+		}
+		f.ready = append(f.ready, readyWrite{at: f.clk.Now(), status: st})
+	}
+	return f.node, nil
+}
+
+func (f *fakeAPI) Do(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
+	if err := f.call(); err != nil {
+		return nil, err
+	}
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(""))}, nil
+}
+
+var _ node.API = (*fakeAPI)(nil)
+
+// stepUntil advances clk in steps while the registrar waits, until the
+// fake time reaches end.
+func stepUntil(clk *clock.Fake, end time.Time, step time.Duration) {
+	for clk.Now().Before(end) {
+		clk.BlockUntil(1)
+		clk.Advance(step)
+	}
+	clk.BlockUntil(1)
+}
+
+// TestRegistrarHeartbeatOutageOfAnHour keeps the server away for an hour
+// of fake time: the retries stay capped at the heartbeat interval (never
+// a hot loop, never a negative wait), and when the server is back the
+// next attempt works and the heartbeat returns to its interval.
+func TestRegistrarHeartbeatOutageOfAnHour(t *testing.T) {
+	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
+	f := &fakeAPI{clk: clk}
+	const hb = 10 * time.Second
+	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run after cancel = %v; want context.Canceled", err)
+		}
+	}()
+
+	// Registered, then a minute of healthy heartbeats.
+	stepUntil(clk, start.Add(time.Minute), 100*time.Millisecond)
+	if !r.Registered() {
+		t.Fatal("not registered after a minute with the server up")
+	}
+	f.setDown(true)
+	outage := clk.Now()
+	stepUntil(clk, outage.Add(time.Hour), 100*time.Millisecond)
+	// Once capped, at most one attempt per half heartbeat (jitter), at
+	// least one per heartbeat; each attempt is a single call (the
+	// lightweight heartbeat fails first).
+	for m := 0; m < 60; m++ {
+		from := outage.Add(time.Duration(m) * time.Minute)
+		n := f.callsBetween(from, from.Add(time.Minute))
+		if n > int(2*time.Minute/hb)+6 || (m > 0 && n < int(time.Minute/hb)) {
+			t.Fatalf("minute %d of the outage: %d attempts; want between %d and %d", m, n, int(time.Minute/hb), int(2*time.Minute/hb)+6)
+		}
+	}
+	if total := f.callsBetween(outage, outage.Add(time.Hour)); total > 2*int(time.Hour/hb)+10 {
+		t.Fatalf("%d attempts in the hour; want at most %d", total, 2*int(time.Hour/hb)+10)
+	}
+
+	// The server is back: the next attempt (within one heartbeat) works
+	// and the heartbeat returns to every 10 s.
+	f.setDown(false)
+	back := clk.Now()
+	stepUntil(clk, back.Add(hb+time.Second), 100*time.Millisecond)
+	first := f.lastCall()
+	if first.Sub(back) > hb {
+		t.Fatalf("first call %v after the server came back; want within %v", first.Sub(back), hb)
+	}
+	stepUntil(clk, back.Add(2*time.Minute), 100*time.Millisecond)
+	if n := f.callsBetween(back.Add(time.Minute), back.Add(2*time.Minute)); n < 5 || n > 7 {
+		t.Fatalf("%d heartbeats in the second minute after recovery; want about 6", n)
+	}
+}
+
+// TestRegistrarTriggerWritesReadyAtOnce: the pod network becomes ready
+// (the podCIDR arrived); a Trigger sends Ready=True without waiting for
+// the next heartbeat, on a clock that does not move.
+func TestRegistrarTriggerWritesReadyAtOnce(t *testing.T) {
+	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
+	f := &fakeAPI{clk: clk}
+	var mu sync.Mutex
+	netErr := errors.New("node has no podCIDR yet")
+	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Clock: clk,
+		NetworkReady: func() error { mu.Lock(); defer mu.Unlock(); return netErr }})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = r.Run(ctx) }()
+	clk.BlockUntil(1) // registered (NotReady) and waiting for the heartbeat
+	if w := f.readyWrites(); len(w) != 1 || w[0].status != api.ConditionFalse {
+		t.Fatalf("Ready writes at registration %+v; want one False", w)
+	}
+	mu.Lock()
+	netErr = nil
+	mu.Unlock()
+	r.Trigger()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w := f.readyWrites()
+		if len(w) == 2 && w[1].status == api.ConditionTrue && w[1].at.Equal(start) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Ready writes %+v; want a second, True, at the same fake instant", w)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
