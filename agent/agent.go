@@ -392,7 +392,8 @@ func (a *Agent) online(ctx context.Context, goRun func(string, func()), cred nod
 	}
 	goRun("events", func() { rec.Run(ctx) })
 	events.attach(rec)
-	nodes := &network.NodeWatcher{Client: c, Sink: a.network, Clock: a.clk, Logger: a.log.With("component", "network")}
+	sink := &readyNotifier{sink: a.network, ready: a.network.Ready, changed: a.triggerNodeStatus}
+	nodes := &network.NodeWatcher{Client: c, Sink: sink, Clock: a.clk, Logger: a.log.With("component", "network")}
 	goRun("node-watcher", func() { nodes.Run(ctx) })
 
 	cert, fp, err := logs.EnsureServingCert(a.dir, a.cfg.NodeName, a.clk.Now())

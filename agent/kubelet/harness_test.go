@@ -194,8 +194,14 @@ func (h *harness) setReady(v bool) {
 
 func (h *harness) send(op config.Op, pods ...*api.Pod) {
 	h.t.Helper()
+	h.sendFrom(config.SourceAPI, op, pods...)
+}
+
+// sendFrom is send from another source.
+func (h *harness) sendFrom(source string, op config.Op, pods ...*api.Pod) {
+	h.t.Helper()
 	select {
-	case h.updates <- config.PodUpdate{Op: op, Source: config.SourceAPI, Pods: pods}:
+	case h.updates <- config.PodUpdate{Op: op, Source: source, Pods: pods}:
 	case <-time.After(10 * time.Second):
 		h.t.Fatal("sync loop did not take the update")
 	}

@@ -323,7 +323,7 @@ func (k *Kubelet) handleUpdate(u config.PodUpdate) {
 				k.cfg.Status.RemovePod(pod.UID)
 				continue
 			}
-			k.workers.updatePod(pod, workKill, nil, true)
+			k.workers.updatePod(pod, workKill, removeGrace(u.Source), true)
 		case config.RECONCILE:
 			k.setPod(pod) // only the status changed at the source
 			if terminalPhase(pod.Status.Phase) {
@@ -337,6 +337,20 @@ func (k *Kubelet) handleUpdate(u config.PodUpdate) {
 			k.log.Warn("unknown pod update op ignored", "op", u.Op)
 		}
 	}
+}
+
+// removeGrace is the grace period of a pod its source removed. The
+// server's word is authoritative: a pod gone from the assignment stream
+// was force-deleted (or its graceful stop is over), so it stops at once
+// (SIGKILL), whatever grace it was running under. Only an absent server
+// keeps pods running. A static pod whose file went stops with its own
+// grace period.
+func removeGrace(source string) *int64 {
+	if source != config.SourceAPI {
+		return nil
+	}
+	zero := int64(0)
+	return &zero
 }
 
 // EventRecorder posts events about pods (agent/status.Recorder).

@@ -92,7 +92,7 @@ type podRecord struct {
 
 	pending bool // work waits
 	working bool
-	cancel  context.CancelFunc // cancels the running sync
+	cancel  context.CancelFunc // cancels the running sync or kill
 	wake    chan struct{}
 }
 
@@ -172,7 +172,8 @@ func (w *podWorkers) updateLocked(pod *api.Pod, t workType, grace *int64, remove
 	case r.state() == PodTerminated:
 		r.pending = r.pending || r.needsCleanup()
 	case t == workKill:
-		if grace != nil && (r.grace == nil || *grace < *r.grace) {
+		shorter := grace != nil && (r.grace == nil || *grace < *r.grace)
+		if shorter {
 			g := *grace
 			r.grace = &g
 		}
@@ -181,6 +182,8 @@ func (w *podWorkers) updateLocked(pod *api.Pod, t workType, grace *int64, remove
 			if r.cancel != nil {
 				r.cancel() // a kill preempts a running sync
 			}
+		} else if shorter && r.cancel != nil {
+			r.cancel() // a shorter grace preempts a running kill: it starts over with it
 		}
 		r.pending = true
 	default: // syncing: run it; terminating: (re)try the kill
@@ -235,7 +238,7 @@ func (w *podWorkers) step(uid string, r *podRecord) bool {
 	keep := r.finishedPhase && r.removedAt.IsZero() && r.pod.DeletionTimestamp == nil
 	removed := !r.removedAt.IsZero()
 	ctx, cancel := context.WithCancel(w.ctx)
-	if state == PodSyncing {
+	if state != PodTerminated {
 		r.cancel = cancel
 	}
 	w.mu.Unlock()
@@ -258,6 +261,9 @@ func (w *podWorkers) step(uid string, r *podRecord) bool {
 		}
 	case PodTerminating:
 		err := w.funcs.kill(ctx, pod, grace, keep)
+		w.mu.Lock()
+		r.cancel = nil
+		w.mu.Unlock()
 		if err == nil {
 			w.mu.Lock()
 			r.terminatedAt = w.clock.Now()
