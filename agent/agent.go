@@ -28,7 +28,9 @@ import (
 	"github.com/skiffhq/skiff/agent/status"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/supervise"
 )
 
 // Defaults of the agent's settings.
@@ -40,6 +42,11 @@ const (
 	// Namespace is the containerd namespace the agent's containers live in.
 	Namespace = "skiff"
 )
+
+// ErrNoContainerd is Run's error when there is no containerd to use: no
+// socket and no binary to start one. `skiff server` then runs without
+// its local agent (a control plane only).
+var ErrNoContainerd = errors.New("no containerd")
 
 // Config is one agent's settings (the `skiff agent` flags).
 type Config struct {
@@ -99,7 +106,8 @@ type Agent struct {
 // Dir is the agent's state directory, <data-dir>/agent.
 func (a *Agent) Dir() string { return a.dir }
 
-// LogAddr is the address the log endpoint listens on (nil before join).
+// LogAddr is the address the log endpoint listens on (nil before Run
+// has bound it, which it does first).
 func (a *Agent) LogAddr() net.Addr {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -153,31 +161,64 @@ func (c *Config) setDefaults() error {
 // heartbeats, status reporting, the log endpoint and image side-loading.
 // The kubelet starts before the server answers, so pods keep running
 // while the server is away.
+//
+// Every loop runs under one supervisor (internal/supervise): Run returns
+// nil once ctx ends and every loop has stopped, or the first fatal error
+// — a start-up failure (the log endpoint's port taken, no containerd) or
+// a loop that failed — named after its cause, once everything stopped.
+// Pods keep running after Run returns, by design.
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.setDefaults(); err != nil {
 		return err
 	}
 	a := &Agent{cfg: cfg, dir: filepath.Join(cfg.DataDir, "agent"), log: cfg.Logger, clk: cfg.Clock}
+	g, ctx := supervise.New(ctx, a.log)
+	var cl closers
+	if err := a.start(ctx, g, &cl); err != nil {
+		g.Fail(err)
+	}
+	err := g.Wait()
+	// What the loops used closes once they all stopped, last opened first.
+	if cerr := cl.close(); cerr != nil {
+		a.log.Warn("agent: close", "err", cerr)
+	}
+	return err
+}
+
+// closers are what start opened, closed by Run after every loop stopped.
+type closers []func() error
+
+func (c *closers) add(f func() error) { *c = append(*c, f) }
+
+func (c closers) close() error {
+	var errs []error
+	for i := len(c) - 1; i >= 0; i-- {
+		errs = append(errs, c[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// start builds the agent in dependency order and starts its loops on g;
+// an error is a start-up failure.
+func (a *Agent) start(ctx context.Context, g *supervise.Group, cl *closers) error {
+	cfg := a.cfg
 	for _, d := range []string{a.dir, a.path("pods"), a.path("pod-manifests"), a.path("images")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	goRun := func(name string, f func()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f()
-			a.log.Debug("agent loop ended", "loop", name)
-		}()
+	// The log endpoint's port first: a port taken fails the start at
+	// once, before containerd starts or the server is asked anything.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("agent: log endpoint (--agent-listen): %w", err)
 	}
+	cl.add(func() error { return closeListener(ln) })
+	a.mu.Lock()
+	a.logAddr = ln.Addr()
+	a.mu.Unlock()
 
-	socket, err := a.containerdSocket(ctx, goRun)
+	socket, err := a.containerdSocket(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -185,11 +226,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("agent: containerd at %s: %w", socket, err)
 	}
-	defer rt.Close()
+	cl.add(rt.Close)
 	a.Runtime = rt
 	importer := newImageImporter(a.path("images"), rt, a.clk, a.log.With("component", "images"))
 	importer.scan(ctx)
-	goRun("images", func() { importer.run(ctx) })
+	g.Go("images", importer.run)
 
 	cp, err := checkpoint.New(checkpoint.Config{Dir: a.path("checkpoint"), Clock: a.clk, Logger: a.log.With("component", "checkpoint")})
 	if err != nil {
@@ -215,7 +256,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("agent: pod network: %w", err)
 	}
-	defer nw.Close()
+	cl.add(nw.Close)
 	a.network = nw
 	probes := make(chan kubelet.ProbeResult, 64)
 	pr, err := prober.New(prober.Config{Runtime: rt, Clock: a.clk, PodIP: nw.PodIP, Logger: a.log.With("component", "prober"),
@@ -228,7 +269,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	defer pr.Stop()
+	cl.add(func() error { pr.Stop(); return nil })
 	var em *eviction.Manager // set below; Admit is called only once the kubelet runs
 	k, err := kubelet.New(kubelet.Config{
 		NodeName: cfg.NodeName, PodsDir: a.path("pods"), Runtime: rt, Status: statuses, Objects: objs, Events: events,
@@ -244,10 +285,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	a.eviction = em
-	goRun("eviction", func() { _ = em.Run(ctx) })
-	kubeletDone := make(chan error, 1)
-	goRun("kubelet", func() { kubeletDone <- k.Run(ctx, merger.Updates()) })
-	goRun("checkpoint", func() { cp.Run(ctx) })
+	g.Go("eviction", em.Run)
+	g.Go("kubelet", func(ctx context.Context) error { return k.Run(ctx, merger.Updates()) })
+	g.Go("checkpoint", cp.Run)
 	if err := merger.Restore(ctx, cp.Load()); err != nil && ctx.Err() == nil {
 		a.log.Warn("restore checkpoint", "err", err)
 	}
@@ -255,31 +295,33 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	goRun("static-pods", func() { files.Run(ctx) })
+	g.Go("static-pods", files.Run)
 	if cfg.Ready != nil {
 		cfg.Ready(a)
 	}
 
-	goRun("join", func() {
-		cred, ok := a.join(ctx)
-		if !ok {
-			return
+	// Joining waits for the server as long as it takes; then what needs
+	// the server starts, and this loop only waits for the end.
+	g.Go("server connection", func(ctx context.Context) error {
+		cred, err := a.join(ctx)
+		if err != nil {
+			return err
 		}
-		if err := a.online(ctx, goRun, cred, merger, statuses, objs, events); err != nil && ctx.Err() == nil {
-			a.log.Error("agent: cannot talk to the server", "err", err)
-			cancel()
+		if err := a.online(ctx, g, cred, ln, merger, statuses, objs, events); err != nil {
+			return fmt.Errorf("agent: start the server connection: %w", err)
 		}
+		<-ctx.Done()
+		return ctx.Err()
 	})
+	return nil
+}
 
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-kubeletDone:
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("agent: kubelet stopped: %w", err)
+// closeListener closes ln, which the log server may have closed already.
+func closeListener(ln net.Listener) error {
+	if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("close log endpoint: %w", err)
 	}
+	return nil
 }
 
 func (a *Agent) path(elem ...string) string {
@@ -300,13 +342,13 @@ func (a *Agent) hostIP(si node.SystemInfo) string {
 
 // containerdSocket is the configured socket when it exists; else the
 // agent starts and supervises its own containerd if one is on PATH.
-func (a *Agent) containerdSocket(ctx context.Context, goRun func(string, func())) (string, error) {
+func (a *Agent) containerdSocket(ctx context.Context, g *supervise.Group) (string, error) {
 	if st, err := os.Stat(a.cfg.Containerd); err == nil && st.Mode()&os.ModeSocket != 0 {
 		return a.cfg.Containerd, nil
 	}
 	bin, err := exec.LookPath("containerd")
 	if err != nil {
-		return "", fmt.Errorf("agent: no containerd socket at %s and no containerd binary on PATH (apt-get install containerd runc)", a.cfg.Containerd)
+		return "", fmt.Errorf("agent: %w: no socket at %s and no containerd binary on PATH (apt-get install containerd runc)", ErrNoContainerd, a.cfg.Containerd)
 	}
 	dcfg := daemon.Config{Binary: bin, Dir: a.path("containerd"), Logger: a.log.With("component", "containerd"), Clock: a.clk}
 	if err := dcfg.Validate(); err != nil {
@@ -325,7 +367,7 @@ func (a *Agent) containerdSocket(ctx context.Context, goRun func(string, func())
 	if err != nil {
 		return "", fmt.Errorf("agent: start containerd: %w", err)
 	}
-	goRun("containerd", func() { _ = wait() })
+	g.Go("containerd", func(context.Context) error { return wait() })
 	return socket, nil
 }
 
@@ -339,9 +381,11 @@ func answers(socket string) bool {
 	return true
 }
 
-// join gets the node's credentials, retrying while the server is away.
-func (a *Agent) join(ctx context.Context) (node.Credentials, bool) {
-	backoff := time.Second
+// join gets the node's credentials, retrying with back-off while the
+// server is away or refuses (a token fixed on the server side works
+// without a restart); it fails only when ctx ends.
+func (a *Agent) join(ctx context.Context) (node.Credentials, error) {
+	bo := backoff.Backoff{Min: time.Second, Max: 30 * time.Second, Clock: a.clk}
 	for {
 		cred, err := node.Join(ctx, node.JoinConfig{Server: a.cfg.Server, Token: a.cfg.Token, NodeName: a.cfg.NodeName, Dir: a.dir})
 		if err == nil {
@@ -349,23 +393,25 @@ func (a *Agent) join(ctx context.Context) (node.Credentials, bool) {
 			a.joined = &cred
 			a.mu.Unlock()
 			a.log.Info("joined", "server", cred.Server, "node", cred.NodeName)
-			return cred, true
+			return cred, nil
+		}
+		if ctx.Err() != nil {
+			return node.Credentials{}, ctx.Err()
 		}
 		if api.IsForbidden(err) || api.ReasonOf(err) == api.StatusReasonUnauthorized || api.ReasonOf(err) == api.StatusReasonInvalid {
-			a.log.Error("join refused; fix the token or node name and restart the agent", "err", err)
+			a.log.Error("join refused; fix the token or node name (retrying)", "err", err, "failures", bo.Failures()+1)
 		} else {
-			a.log.Warn("join: server not reachable yet, retrying", "err", err, "in", backoff)
+			a.log.Warn("join: server not reachable yet, retrying", "err", err, "failures", bo.Failures()+1)
 		}
-		if !clock.Sleep(ctx, a.clk, backoff) {
-			return node.Credentials{}, false
+		if !bo.BackOff(ctx, err) {
+			return node.Credentials{}, ctx.Err()
 		}
-		backoff = min(2*backoff, 30*time.Second)
 	}
 }
 
 // online starts what needs the server: the API source, status manager,
 // events, secrets, the log endpoint and node registration.
-func (a *Agent) online(ctx context.Context, goRun func(string, func()), cred node.Credentials, merger *config.Merger, statuses *deferredStatus, objs *objectGetter, events *deferredRecorder) error {
+func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Credentials, ln net.Listener, merger *config.Merger, statuses *deferredStatus, objs *objectGetter, events *deferredRecorder) error {
 	c, err := client.New(cred.ClientConfig())
 	if err != nil {
 		return err
@@ -374,7 +420,7 @@ func (a *Agent) online(ctx context.Context, goRun func(string, func()), cred nod
 	if err != nil {
 		return err
 	}
-	goRun("status", func() { sm.Run(ctx) })
+	g.Go("status", sm.Run)
 	statuses.attach(sm)
 	cache, err := objects.New(objects.Config{Client: c, Clock: a.clk, Logger: a.log.With("component", "objects")})
 	if err != nil {
@@ -385,22 +431,22 @@ func (a *Agent) online(ctx context.Context, goRun func(string, func()), cred nod
 	if err != nil {
 		return err
 	}
-	goRun("api-source", func() { src.Run(ctx) })
+	g.Go("api-source", src.Run)
 	rec, err := status.NewRecorder(status.RecorderConfig{Client: c, NodeName: a.cfg.NodeName, Clock: a.clk, Logger: a.log.With("component", "events")})
 	if err != nil {
 		return err
 	}
-	goRun("events", func() { rec.Run(ctx) })
+	g.Go("events", rec.Run)
 	events.attach(rec)
 	sink := &readyNotifier{sink: a.network, ready: a.network.Ready, changed: a.triggerNodeStatus}
 	nodes := &network.NodeWatcher{Client: c, Sink: sink, Clock: a.clk, Logger: a.log.With("component", "network")}
-	goRun("node-watcher", func() { nodes.Run(ctx) })
+	g.Go("node-watcher", nodes.Run)
 
 	cert, fp, err := logs.EnsureServingCert(a.dir, a.cfg.NodeName, a.clk.Now())
 	if err != nil {
 		return err
 	}
-	port, err := a.serveLogs(ctx, goRun, cert, cred.CAData)
+	port, err := a.serveLogs(g, ln, cert, cred.CAData)
 	if err != nil {
 		return err
 	}
@@ -420,29 +466,30 @@ func (a *Agent) online(ctx context.Context, goRun func(string, func()), cred nod
 	a.mu.Lock()
 	a.registrar = reg
 	a.mu.Unlock()
-	goRun("node", func() { _ = reg.Run(ctx) })
+	g.Go("node", reg.Run)
 	return nil
 }
 
-// serveLogs starts the agent's HTTPS log endpoint and returns its port.
-func (a *Agent) serveLogs(ctx context.Context, goRun func(string, func()), cert tls.Certificate, ca []byte) (int, error) {
+// serveLogs serves the agent's HTTPS log endpoint on ln and returns its
+// port.
+func (a *Agent) serveLogs(g *supervise.Group, ln net.Listener, cert tls.Certificate, ca []byte) (int, error) {
 	tcfg, err := logs.TLSConfig(cert, ca)
 	if err != nil {
 		return 0, err
 	}
-	ln, err := net.Listen("tcp", a.cfg.Listen)
-	if err != nil {
-		return 0, fmt.Errorf("agent: log endpoint: %w", err)
-	}
-	a.mu.Lock()
-	a.logAddr = ln.Addr()
-	a.mu.Unlock()
 	h := &logs.Handler{Path: a.logPath, Clock: a.clk, Logger: a.log.With("component", "logs")}
 	srv := &http.Server{Handler: h, TLSConfig: tcfg, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
-	goRun("logs", func() { _ = srv.ServeTLS(ln, "", "") })
-	goRun("logs-stop", func() {
-		<-ctx.Done()
-		_ = srv.Close()
+	g.Go("logs", func(ctx context.Context) error {
+		served := make(chan error, 1)
+		go func() { served <- srv.ServeTLS(ln, "", "") }()
+		select {
+		case err := <-served:
+			return fmt.Errorf("serve logs: %w", err)
+		case <-ctx.Done():
+			err := srv.Close()
+			<-served
+			return errors.Join(ctx.Err(), err)
+		}
 	})
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
@@ -451,7 +498,7 @@ func (a *Agent) serveLogs(ctx context.Context, goRun func(string, func()), cert 
 func (a *Agent) logPath(ns, pod, container string, previous bool) (string, error) {
 	p, err := a.Kubelet.LogPath(ns, pod, container, previous)
 	if errors.Is(err, kubelet.ErrNotFound) {
-		return "", fmt.Errorf("%v: %w", err, logs.ErrNoLog)
+		return "", fmt.Errorf("%w: %w", err, logs.ErrNoLog)
 	}
 	return p, err
 }

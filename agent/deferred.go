@@ -114,7 +114,7 @@ func (o *objectGetter) get() (kubelet.ObjectGetter, error) {
 
 func notFound(kind, ns, name string, err error) error {
 	if api.IsNotFound(err) || api.IsForbidden(err) {
-		return fmt.Errorf("%s %s/%s: %w: %v", kind, ns, name, volumes.ErrObjectNotFound, err)
+		return fmt.Errorf("%s %s/%s: %w: %w", kind, ns, name, volumes.ErrObjectNotFound, err)
 	}
 	return err
 }

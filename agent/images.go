@@ -103,12 +103,12 @@ func (im *imageImporter) importFile(ctx context.Context, path string) error {
 	return nil
 }
 
-// run scans until ctx ends.
-func (im *imageImporter) run(ctx context.Context) {
+// run scans until ctx ends, then returns ctx's error.
+func (im *imageImporter) run(ctx context.Context) error {
 	for {
 		im.scan(ctx)
 		if !clock.Sleep(ctx, im.clk, imagesScanEvery) {
-			return
+			return ctx.Err()
 		}
 	}
 }

@@ -10,11 +10,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/supervise"
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
 	"github.com/skiffhq/skiff/server/controllers"
@@ -234,32 +234,23 @@ func (s *server) serve(ctx context.Context) error {
 	served := make(chan error, 1)
 	go func() { served <- hs.ServeTLS(ln, "", "") }()
 
-	// Background loops run until shutdown, and end before the store
-	// closes.
-	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
-	var loops sync.WaitGroup
-	loops.Go(func() { s.nodeIPAM.Run(loopCtx) })
-	loops.Go(func() { s.usage.Run(loopCtx) })
+	// Background loops run under a supervisor until shutdown, and end
+	// before the store closes; the first that fails stops the server.
+	loops, loopCtx := supervise.New(context.WithoutCancel(ctx), s.log)
+	loops.Go("node IPAM", s.nodeIPAM.Run)
+	loops.Go("usage", s.usage.Run)
 	if cfg.DisableControllers {
 		s.log.Info("controllers disabled")
 		// The garbage collector normally expires events; without it,
 		// they still go.
-		loops.Go(func() { s.events.Run(loopCtx, eventExpiryInterval) })
+		loops.Go("event expiry", func(ctx context.Context) error { return s.events.Run(ctx, eventExpiryInterval) })
 	} else {
-		loops.Go(func() {
-			if err := s.ctrl.Run(loopCtx); err != nil {
-				s.log.Error("controllers stopped", "err", err)
-			}
-		})
+		loops.Go("controllers", s.ctrl.Run)
 	}
 	if cfg.DisableScheduler {
 		s.log.Info("scheduler disabled (--disable-scheduler)")
 	} else {
-		loops.Go(func() {
-			if err := s.sched.Run(loopCtx); err != nil {
-				s.log.Error("scheduler stopped", "err", err)
-			}
-		})
+		loops.Go("scheduler", s.sched.Run)
 	}
 
 	s.ready.Store(true)
@@ -275,19 +266,21 @@ func (s *server) serve(ctx context.Context) error {
 	select {
 	case err := <-served:
 		serveErr = fmt.Errorf("serve: %w", err)
+	case <-loopCtx.Done():
+		s.log.Error("a server loop failed; shutting down")
 	case <-ctx.Done():
 		s.log.Info("shutting down")
 	}
 	s.ready.Store(false)
 	shutdownErr := s.shutdown(hs, cancelRequests)
-	stopLoops()
-	loops.Wait()
+	loops.Stop()
+	loopErr := loops.Wait()
 	if serveErr == nil {
 		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			serveErr = fmt.Errorf("serve: %w", err)
 		}
 	}
-	return errors.Join(serveErr, shutdownErr, s.closeStore())
+	return errors.Join(serveErr, loopErr, shutdownErr, s.closeStore())
 }
 
 // shutdown stops hs: no new connections, requests in flight get

@@ -262,7 +262,7 @@ func parseValue(s string) (v Value, skip bool, err error) {
 	}
 	q, err := apiresource.Parse(s)
 	if err != nil {
-		return Value{}, false, fmt.Errorf("bad quantity %q: %v", s, err)
+		return Value{}, false, fmt.Errorf("bad quantity %q: %w", s, err)
 	}
 	if q.Sign() <= 0 {
 		return Value{}, false, fmt.Errorf("quantity %q must be positive", s)

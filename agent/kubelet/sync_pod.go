@@ -252,7 +252,9 @@ func (k *Kubelet) pruneInstances(ctx context.Context, pod *api.Pod, name string,
 			k.log.Warn("remove old container", "pod", podRef(pod), "container", name, "err", err)
 			continue
 		}
-		_ = os.Remove(logPath(k.cfg.PodsDir, pod, name, c.RestartCount))
+		if err := os.Remove(logPath(k.cfg.PodsDir, pod, name, c.RestartCount)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			k.log.Warn("remove old container log", "pod", podRef(pod), "container", name, "err", err)
+		}
 	}
 }
 

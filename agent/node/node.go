@@ -337,7 +337,7 @@ func (r *Registrar) beat(ctx context.Context) error {
 	resp, err := r.cfg.API.Do(ctx, http.MethodPost, heartbeatPath(r.cfg.NodeName), nil)
 	if err != nil {
 		if api.IsNotFound(err) || api.ReasonOf(err) == api.StatusReasonMethodNotAllowed {
-			return fmt.Errorf("%w: %v", errNotFound, err)
+			return fmt.Errorf("%w: %w", errNotFound, err)
 		}
 		return err
 	}

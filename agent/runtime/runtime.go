@@ -91,6 +91,9 @@ var (
 	ErrImageNeverPull = errors.New("image not present and pull policy is Never")
 	ErrInvalidConfig  = errors.New("invalid container config")
 	ErrExecTimeout    = errors.New("exec timed out")
+	// ErrUnavailable: the runtime (containerd) is not answering; a
+	// later try may work.
+	ErrUnavailable = errors.New("container runtime unavailable")
 )
 
 // Container labels every container carries, so that ListPods can rebuild

@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/skiffhq/skiff/agent"
 	"github.com/skiffhq/skiff/internal/flagconf"
+	"github.com/skiffhq/skiff/internal/supervise"
 	"github.com/skiffhq/skiff/server"
 )
 
@@ -162,10 +162,10 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	acfg.Logger = log.With("component", "agent")
 	acfg.ClusterCIDR = f.cfg.ClusterCIDR
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	// The server and its local agent run under one supervisor: the
+	// first that fails stops the other, and its error is the exit
+	// status.
+	g, _ := supervise.New(ctx, log)
 	f.cfg.Ready = func(info server.Info) {
 		fmt.Fprintf(env.stdout, "skiff server is up: API %s  dashboard %s/  admin token %s  export KUBECONFIG=%s\n",
 			info.URL, info.URL, info.AdminTokenPath, info.KubeconfigPath)
@@ -174,23 +174,25 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		tok, err := os.ReadFile(info.JoinTokenPath)
 		if err != nil {
-			log.Error("local agent not started: read join token", "err", err)
+			g.Fail(fmt.Errorf("local agent: read join token: %w", err))
 			return
 		}
 		acfg.Server, acfg.Token = info.URL, strings.TrimSpace(string(tok))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// The server keeps serving if its agent cannot run (no
-			// containerd, say): the cluster is then control-plane only.
-			if err := agent.Run(ctx, acfg); err != nil {
-				log.Error("local agent stopped; this server runs no pods", "err", err)
+		g.Go("local agent", func(ctx context.Context) error {
+			err := agent.Run(ctx, acfg)
+			if errors.Is(err, agent.ErrNoContainerd) {
+				// Without containerd the server keeps serving: the
+				// cluster is then a control plane only.
+				log.Error("local agent not started; this server runs no pods", "err", err)
+				<-ctx.Done()
+				return ctx.Err()
 			}
-		}()
+			return err
+		})
 	}
 	start := time.Now()
-	err = server.Run(ctx, f.cfg)
-	cancel()
+	g.Go("server", func(ctx context.Context) error { return server.Run(ctx, f.cfg) })
+	err = g.Wait()
 	log.Info("skiff server stopped", "uptime", time.Since(start).Round(time.Second))
 	return err
 }

@@ -197,14 +197,15 @@ func (s *Sink) Expire(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// Run expires events every interval until ctx ends.
-func (s *Sink) Run(ctx context.Context, interval time.Duration) {
+// Run expires events every interval until ctx ends, then returns ctx's
+// error.
+func (s *Sink) Run(ctx context.Context, interval time.Duration) error {
 	t := s.clock.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		case <-t.C():
 			if n, err := s.Expire(ctx); err != nil {
 				if ctx.Err() == nil {

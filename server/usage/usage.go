@@ -88,8 +88,8 @@ func New(cfg Config) (*Recorder, error) {
 func (r *Recorder) Interval() time.Duration { return r.interval }
 
 // Run samples at once and then every interval until ctx ends. A failed
-// sample is logged and retried at the next tick.
-func (r *Recorder) Run(ctx context.Context) {
+// sample is logged and retried at the next tick. It returns ctx's error.
+func (r *Recorder) Run(ctx context.Context) error {
 	t := r.clk.NewTicker(r.interval)
 	defer t.Stop()
 	for {
@@ -98,7 +98,7 @@ func (r *Recorder) Run(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		case <-t.C():
 		}
 	}

@@ -24,7 +24,7 @@ import (
 func NormalizeRef(ref string) (string, error) {
 	n, err := reference.ParseDockerRef(ref)
 	if err != nil {
-		return "", fmt.Errorf("%w: image %q: %v", runtime.ErrInvalidConfig, ref, err)
+		return "", fmt.Errorf("%w: image %q: %w", runtime.ErrInvalidConfig, ref, err)
 	}
 	return n.String(), nil
 }
@@ -56,7 +56,7 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy api.PullPo
 		client.WithPullSnapshotter(r.snap),
 		client.WithResolver(r.resolver(ctx, auth)))
 	if err != nil {
-		return runtime.Image{}, fmt.Errorf("pull %s: %w: %v", name, runtime.ErrImagePull, err)
+		return runtime.Image{}, fmt.Errorf("pull %s: %w: %w", name, runtime.ErrImagePull, err)
 	}
 	r.log.Info("pulled image", "image", name)
 	return r.describe(ctx, img)
@@ -109,7 +109,7 @@ func (r *Runtime) ImportImages(ctx context.Context, rd io.Reader) ([]runtime.Ima
 	ctx = r.nsctx(ctx)
 	imgs, err := r.client.Import(ctx, rd)
 	if err != nil {
-		return nil, fmt.Errorf("%w: import images: %v", runtime.ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: import images: %w", runtime.ErrInvalidConfig, err)
 	}
 	if len(imgs) == 0 {
 		return nil, fmt.Errorf("%w: import images: the archive names no image", runtime.ErrInvalidConfig)

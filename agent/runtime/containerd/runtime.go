@@ -152,17 +152,27 @@ func (r *Runtime) Status(ctx context.Context) error {
 	return nil
 }
 
-// translate maps containerd's errors onto runtime's, keeping the message.
+// translate is the one place containerd's errors become skiff's: it
+// wraps err with op and, where containerd's error has a meaning callers
+// branch on, the runtime sentinel (runtime.ErrNotFound, …) or the
+// context error, keeping containerd's own error in the chain too, so
+// errors.Is works for both.
 func translate(op string, err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errdefs.IsNotFound(err):
-		return fmt.Errorf("%s: %w: %v", op, runtime.ErrNotFound, err)
+		return fmt.Errorf("%s: %w: %w", op, runtime.ErrNotFound, err)
 	case errdefs.IsAlreadyExists(err):
-		return fmt.Errorf("%s: %w: %v", op, runtime.ErrAlreadyExists, err)
+		return fmt.Errorf("%s: %w: %w", op, runtime.ErrAlreadyExists, err)
 	case errdefs.IsInvalidArgument(err):
-		return fmt.Errorf("%s: %w: %v", op, runtime.ErrInvalidConfig, err)
+		return fmt.Errorf("%s: %w: %w", op, runtime.ErrInvalidConfig, err)
+	case errdefs.IsUnavailable(err):
+		return fmt.Errorf("%s: %w: %w", op, runtime.ErrUnavailable, err)
+	case errdefs.IsCanceled(err) && !errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s: %w: %w", op, context.Canceled, err)
+	case errdefs.IsDeadlineExceeded(err) && !errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: %w: %w", op, context.DeadlineExceeded, err)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

@@ -170,8 +170,11 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		close(p.done)
 	}()
 	if err := waitReady(ctx, cfg, p); err != nil {
-		_ = p.Stop(5 * time.Second)
-		return nil, fmt.Errorf("containerd daemon: %w (log: %s)", err, tail(logPath, 5))
+		err = fmt.Errorf("containerd daemon: %w (log: %s)", err, tail(logPath, 5))
+		if serr := p.Stop(5 * time.Second); serr != nil {
+			err = errors.Join(err, fmt.Errorf("stop the daemon that did not start: %w", serr))
+		}
+		return nil, err
 	}
 	cfg.Logger.Info("containerd started", "pid", cmd.Process.Pid, "socket", cfg.Socket)
 	return p, nil
@@ -195,7 +198,10 @@ func waitReady(ctx context.Context, cfg Config, p *Process) error {
 	ok, err := c.IsServing(ctx)
 	select {
 	case <-p.done:
-		return fmt.Errorf("containerd exited during start-up: %v", p.err)
+		if p.err == nil {
+			return errors.New("containerd exited during start-up (status 0)")
+		}
+		return fmt.Errorf("containerd exited during start-up: %w", p.err)
 	default:
 	}
 	if err != nil {
