@@ -160,13 +160,11 @@ func (nopRecorder) Eventf(context.Context, api.Object, string, string, string, .
 // Informers are the shared informers the controllers read.
 type Informers struct {
 	Pods, Nodes, Deployments, DaemonSets *Informer
-	ReplicaSets                          *Informer
-	// Jobs and CronJobs are nil until the batch controllers run.
-	Jobs, CronJobs *Informer
+	ReplicaSets, Jobs, CronJobs          *Informer
 }
 
 func (in *Informers) all() []*Informer {
-	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.ReplicaSets}
+	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.ReplicaSets, in.Jobs, in.CronJobs}
 }
 
 // Manager runs every controller over one set of informers. Create it with
@@ -179,6 +177,8 @@ type Manager struct {
 	Daemons   *DaemonSetController
 	GC        *GarbageCollector
 	Replicas  *ReplicaSetController
+	Jobs      *JobController
+	CronJobs  *CronJobController
 }
 
 // New builds the informers and controllers of cfg.
@@ -194,9 +194,12 @@ func New(cfg Config) (*Manager, error) {
 		Deployments: NewInformer(cfg.Store, "deployments", cfg.Clock, log),
 		DaemonSets:  NewInformer(cfg.Store, "daemonsets", cfg.Clock, log),
 		ReplicaSets: NewInformer(cfg.Store, "replicasets", cfg.Clock, log),
+		Jobs:        NewInformer(cfg.Store, "jobs", cfg.Clock, log),
+		CronJobs:    NewInformer(cfg.Store, "cronjobs", cfg.Clock, log),
 	}
 	in.Pods.AddIndex(indexByOwner, podsByOwner)
 	in.ReplicaSets.AddIndex(indexByOwner, podsByOwner)
+	in.Jobs.AddIndex(indexByOwner, podsByOwner)
 	in.Pods.AddIndex(indexByNode, podsByNode)
 	w := podWriter{store: cfg.Store, pods: in.Pods}
 	m := &Manager{cfg: cfg, informers: in}
@@ -205,12 +208,14 @@ func New(cfg Config) (*Manager, error) {
 	m.Daemons = newDaemonSetController(cfg, in, w)
 	m.GC = newGarbageCollector(cfg, in, w)
 	m.Replicas = newReplicaSetController(cfg, in, w)
+	m.Jobs = newJobController(cfg, in, w)
+	m.CronJobs = newCronJobController(cfg, in)
 	return m, nil
 }
 
 // workers returns every controller's queue and reconcile function.
 func (m *Manager) workers() []*worker {
-	return []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Replicas.worker()}
+	return []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Replicas.worker(), m.Jobs.worker(), m.CronJobs.worker()}
 }
 
 // Informers returns the shared informers (for the test harness).

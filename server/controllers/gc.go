@@ -183,24 +183,14 @@ func (c *GarbageCollector) collectPod(ctx context.Context, p *api.Pod) (time.Dur
 // owners returns the informers of the kinds that own pods or other
 // dependents, by resource.
 func (c *GarbageCollector) owners() map[string]*Informer {
-	m := map[string]*Informer{"deployments": c.in.Deployments, "daemonsets": c.in.DaemonSets, "replicasets": c.in.ReplicaSets}
-	if c.in.Jobs != nil {
-		m["jobs"] = c.in.Jobs
-	}
-	if c.in.CronJobs != nil {
-		m["cronjobs"] = c.in.CronJobs
-	}
-	return m
+	return map[string]*Informer{"deployments": c.in.Deployments, "daemonsets": c.in.DaemonSets,
+		"replicasets": c.in.ReplicaSets, "jobs": c.in.Jobs, "cronjobs": c.in.CronJobs}
 }
 
 // dependents returns the informers of the kinds other than pods that
 // the collector deletes when their owners are gone, by resource.
 func (c *GarbageCollector) dependents() map[string]*Informer {
-	m := map[string]*Informer{"replicasets": c.in.ReplicaSets}
-	if c.in.Jobs != nil {
-		m["jobs"] = c.in.Jobs
-	}
-	return m
+	return map[string]*Informer{"replicasets": c.in.ReplicaSets, "jobs": c.in.Jobs}
 }
 
 // collectDependent deletes obj (of resource, cached in inf) when every

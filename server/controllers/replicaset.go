@@ -76,7 +76,7 @@ func (c *ReplicaSetController) sync(ctx context.Context, key string) (time.Durat
 			return c.pods.create(ctx, p)
 		})
 		if created > 0 {
-			eventf(ctx, c.rec, rs, api.EventTypeNormal, "SuccessfulCreate", "Created %d pods", created)
+			eventf(ctx, c.rec, rs, api.EventTypeNormal, reasonSuccessfulCreate, "Created %d pods", created)
 		}
 		if err != nil {
 			eventf(ctx, c.rec, rs, api.EventTypeWarning, reasonFailedCreate, "Error creating: %v", err)
