@@ -18,14 +18,26 @@ import (
 type DecodeError struct {
 	Field string // JSON path of the offending field; "" when syntax is at fault
 	Msg   string
+	// More lists further offending fields (same Msg), when there are.
+	More []string
 }
 
-// Error implements error, in the words Kubernetes uses for strict decoding.
+// Error implements error, in the words Kubernetes uses for strict
+// decoding: each field quoted once, as in
+// `strict decoding error: unknown field "a", unknown field "b"`.
 func (e *DecodeError) Error() string {
 	if e.Field == "" {
 		return e.Msg
 	}
-	return "strict decoding error: " + e.Msg + " " + quote(e.Field)
+	var b strings.Builder
+	b.WriteString("strict decoding error: ")
+	for i, f := range append([]string{e.Field}, e.More...) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(e.Msg + " " + quote(f))
+	}
+	return b.String()
 }
 
 // DecodeJSON decodes data into into (a pointer), rejecting unknown fields
@@ -41,7 +53,7 @@ func DecodeJSON(data []byte, into any) error {
 		return &DecodeError{Msg: "malformed JSON: unexpected data after the top-level value"}
 	}
 	if unknown := unknownFields(generic, reflect.TypeOf(into), Path{}, nil); len(unknown) > 0 {
-		return &DecodeError{Field: strings.Join(unknown, `", "`), Msg: "unknown field"}
+		return &DecodeError{Field: unknown[0], More: unknown[1:], Msg: "unknown field"}
 	}
 	if err := json.Unmarshal(data, into); err != nil {
 		return translateJSONError(err)

@@ -94,6 +94,15 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
+func TestDecodeErrorQuotesEachFieldOnce(t *testing.T) {
+	var cm ConfigMap
+	err := DecodeJSON([]byte(`{"metadata":{"name":"a"},"binaryDatta":{},"datta":{}}`), &cm)
+	want := `strict decoding error: unknown field "binaryDatta", unknown field "datta"`
+	if err == nil || err.Error() != want {
+		t.Fatalf("DecodeJSON(two unknown fields) = %v; want %s", err, want)
+	}
+}
+
 func TestDecodeJSONRejectsTrailingData(t *testing.T) {
 	var p Pod
 	err := DecodeJSON([]byte(`{"metadata":{"name":"a"}} {}`), &p)

@@ -43,6 +43,12 @@ func SetDefaults(obj Object) {
 		SetDefaultsDeployment(o)
 	case *DaemonSet:
 		SetDefaultsDaemonSet(o)
+	case *ReplicaSet:
+		SetDefaultsReplicaSet(o)
+	case *Job:
+		SetDefaultsJob(o)
+	case *CronJob:
+		SetDefaultsCronJob(o)
 	}
 	// ConfigMap and Event have no defaults.
 }

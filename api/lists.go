@@ -33,4 +33,7 @@ type (
 	ConfigMapList  = List[ConfigMap]
 	DeploymentList = List[Deployment]
 	DaemonSetList  = List[DaemonSet]
+	ReplicaSetList = List[ReplicaSet]
+	JobList        = List[Job]
+	CronJobList    = List[CronJob]
 )

@@ -41,6 +41,9 @@ func Resources() []ResourceInfo {
 		{Version: "v1", Resource: "configmaps", Singular: "configmap", Kind: "ConfigMap", ShortNames: []string{"cm"}, Namespaced: true, New: func() Object { return &ConfigMap{} }},
 		{Group: "apps", Version: "v1", Resource: "deployments", Singular: "deployment", Kind: "Deployment", ShortNames: []string{"deploy"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &Deployment{} }},
 		{Group: "apps", Version: "v1", Resource: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", ShortNames: []string{"ds"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &DaemonSet{} }},
+		{Group: "apps", Version: "v1", Resource: "replicasets", Singular: "replicaset", Kind: "ReplicaSet", ShortNames: []string{"rs"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &ReplicaSet{} }},
+		{Group: "batch", Version: "v1", Resource: "jobs", Singular: "job", Kind: "Job", Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &Job{} }},
+		{Group: "batch", Version: "v1", Resource: "cronjobs", Singular: "cronjob", Kind: "CronJob", ShortNames: []string{"cj"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &CronJob{} }},
 	}
 }
 
@@ -94,6 +97,12 @@ func ResourceOf(obj Object) (ResourceInfo, bool) {
 		kind = "Deployment"
 	case *DaemonSet:
 		kind = "DaemonSet"
+	case *ReplicaSet:
+		kind = "ReplicaSet"
+	case *Job:
+		kind = "Job"
+	case *CronJob:
+		kind = "CronJob"
 	default:
 		return ResourceInfo{}, false
 	}

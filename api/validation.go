@@ -42,6 +42,12 @@ func Validate(obj Object) FieldErrors {
 		errs = validateDeployment(o)
 	case *DaemonSet:
 		errs = validateDaemonSet(o)
+	case *ReplicaSet:
+		errs = validateReplicaSet(o)
+	case *Job:
+		errs = validateJob(o)
+	case *CronJob:
+		errs = validateCronJob(o)
 	default:
 		return FieldErrors{NotSupported(NewPath("kind"), fmt.Sprintf("%T", obj), supportedKinds())}
 	}
@@ -72,6 +78,12 @@ func isNilObject(obj Object) bool {
 	case *Deployment:
 		return o == nil
 	case *DaemonSet:
+		return o == nil
+	case *ReplicaSet:
+		return o == nil
+	case *Job:
+		return o == nil
+	case *CronJob:
 		return o == nil
 	}
 	return false

@@ -54,6 +54,10 @@ func ValidateUpdate(obj, old Object) FieldErrors {
 		errs = append(errs, validateSelectorUpdate(o.Spec.Selector, old.(*Deployment).Spec.Selector)...)
 	case *DaemonSet:
 		errs = append(errs, validateSelectorUpdate(o.Spec.Selector, old.(*DaemonSet).Spec.Selector)...)
+	case *ReplicaSet:
+		errs = append(errs, validateSelectorUpdate(o.Spec.Selector, old.(*ReplicaSet).Spec.Selector)...)
+	case *Job:
+		errs = append(errs, validateJobUpdate(o, old.(*Job))...)
 	}
 	if len(errs) == 0 {
 		return nil

@@ -85,10 +85,17 @@ type fleetCounts struct {
 	images                     map[string]int
 }
 
+// A Deployment's pods are those of its ReplicaSets.
 func (f *fleet) count(kind, name string) fleetCounts {
 	c := fleetCounts{byNode: map[string]int{}, images: map[string]int{}}
+	owners := map[string]bool{kind + "/" + name: true}
+	if kind == "Deployment" {
+		for _, rs := range f.replicaSets(name) {
+			owners["ReplicaSet/"+rs.Name] = true
+		}
+	}
 	for _, p := range f.pods() {
-		if len(p.OwnerReferences) == 0 || p.OwnerReferences[0].Kind != kind || p.OwnerReferences[0].Name != name {
+		if len(p.OwnerReferences) == 0 || !owners[p.OwnerReferences[0].Kind+"/"+p.OwnerReferences[0].Name] {
 			continue
 		}
 		if p.DeletionTimestamp != nil {
@@ -143,6 +150,23 @@ func (f *fleet) tableRow(path string) []any {
 		f.h.t.Fatalf("table of %s: %v (%d rows)", path, err, len(tbl.Rows))
 	}
 	return tbl.Rows[0].Cells
+}
+
+// replicaSets returns the ReplicaSets the Deployment name controls.
+func (f *fleet) replicaSets(deploy string) []api.ReplicaSet {
+	var l struct{ Items []api.ReplicaSet }
+	if err := json.Unmarshal(f.h.mustDo("GET", "/apis/apps/v1/namespaces/default/replicasets", f.admin, "", 200), &l); err != nil {
+		f.h.t.Fatal(err)
+	}
+	var out []api.ReplicaSet
+	for _, rs := range l.Items {
+		for _, r := range rs.OwnerReferences {
+			if r.Kind == "Deployment" && r.Name == deploy && r.Controller != nil && *r.Controller {
+				out = append(out, rs)
+			}
+		}
+	}
+	return out
 }
 
 func (f *fleet) deployment(name string) api.Deployment {

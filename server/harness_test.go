@@ -116,6 +116,12 @@ func (h *harness) joinToken() string  { return strings.TrimSpace(h.readFile(join
 // returns the code and body.
 func (h *harness) do(method, path, token, body string) (int, []byte) {
 	h.t.Helper()
+	return h.doType(method, path, token, "", body)
+}
+
+// doType is do with the body's content type ("" for do's choice).
+func (h *harness) doType(method, path, token, contentType, body string) (int, []byte) {
+	h.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -131,6 +137,9 @@ func (h *harness) do(method, path, token, body string) (int, []byte) {
 		req.Header.Set("Content-Type", "application/json")
 		if method == http.MethodPatch {
 			req.Header.Set("Content-Type", "application/merge-patch+json")
+		}
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
 		}
 	}
 	resp, err := h.client.Do(req)
@@ -149,6 +158,16 @@ func (h *harness) do(method, path, token, body string) (int, []byte) {
 func (h *harness) mustDo(method, path, token, body string, want int) []byte {
 	h.t.Helper()
 	code, b := h.do(method, path, token, body)
+	if code != want {
+		h.t.Fatalf("%s %s = %d %s; want %d", method, path, code, bytes.TrimSpace(b), want)
+	}
+	return b
+}
+
+// mustDoType is doType that fails the test unless the code is want.
+func (h *harness) mustDoType(method, path, token, contentType, body string, want int) []byte {
+	h.t.Helper()
+	code, b := h.doType(method, path, token, contentType, body)
 	if code != want {
 		h.t.Fatalf("%s %s = %d %s; want %d", method, path, code, bytes.TrimSpace(b), want)
 	}

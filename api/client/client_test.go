@@ -30,6 +30,9 @@ var collectionPaths = map[string][2]string{
 	"secrets":     {"/api/v1/secrets", "/api/v1/namespaces/prod/secrets"},
 	"configmaps":  {"/api/v1/configmaps", "/api/v1/namespaces/prod/configmaps"},
 	"deployments": {"/apis/apps/v1/deployments", "/apis/apps/v1/namespaces/prod/deployments"},
+	"replicasets": {"/apis/apps/v1/replicasets", "/apis/apps/v1/namespaces/prod/replicasets"},
+	"jobs":        {"/apis/batch/v1/jobs", "/apis/batch/v1/namespaces/prod/jobs"},
+	"cronjobs":    {"/apis/batch/v1/cronjobs", "/apis/batch/v1/namespaces/prod/cronjobs"},
 	"daemonsets":  {"/apis/apps/v1/daemonsets", "/apis/apps/v1/namespaces/prod/daemonsets"},
 }
 

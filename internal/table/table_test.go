@@ -39,6 +39,9 @@ func TestColumns(t *testing.T) {
 		"Secret":     {name, s("Type"), s("Data"), s("Age")},
 		"ConfigMap":  {name, s("Data"), s("Age")},
 		"Namespace":  {name, s("Status"), s("Age")},
+		"ReplicaSet": {name, i("Desired"), i("Current"), i("Ready"), s("Age"), w("Containers"), w("Images"), w("Selector")},
+		"Job":        {name, s("Status"), s("Completions"), s("Duration"), s("Age"), w("Containers"), w("Images"), w("Selector")},
+		"CronJob":    {name, s("Schedule"), s("Timezone"), {"Suspend", "boolean", "", 0}, i("Active"), s("Last Schedule"), s("Age"), w("Containers"), w("Images"), w("Selector")},
 	}
 	for _, res := range api.Resources() {
 		want, ok := tests[res.Kind]

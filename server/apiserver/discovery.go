@@ -248,8 +248,21 @@ type discovery struct {
 // the order kubectl get all prints them in.
 func newDiscovery(resources []api.ResourceInfo) (*discovery, error) {
 	d := &discovery{plain: map[string]document{}, aggregated: map[string]map[string]document{}}
+	// Groups keep the order of their first resource in the registry
+	// (core, apps, batch, … as Kubernetes' group priorities).
+	groupRank := map[string]int{}
+	for _, r := range resources {
+		if _, ok := groupRank[r.Group]; !ok {
+			groupRank[r.Group] = len(groupRank)
+		}
+	}
 	resources = slices.Clone(resources)
-	slices.SortStableFunc(resources, func(a, b api.ResourceInfo) int { return strings.Compare(a.Resource, b.Resource) })
+	slices.SortStableFunc(resources, func(a, b api.ResourceInfo) int {
+		if c := groupRank[a.Group] - groupRank[b.Group]; c != 0 {
+			return c
+		}
+		return strings.Compare(a.Resource, b.Resource)
+	})
 	type gv struct{ group, version string }
 	var order []gv
 	lists := map[gv]*apiResourceList{}

@@ -134,7 +134,7 @@ func TestDiscoveryAggregated(t *testing.T) {
 	}
 
 	apps, res := read("/apis")
-	if len(apps.Items) != 1 || apps.Items[0].Metadata.Name != "apps" {
+	if len(apps.Items) < 2 || apps.Items[0].Metadata.Name != "apps" || apps.Items[1].Metadata.Name != "batch" {
 		t.Fatalf("/apis = %+v; want the apps group", apps)
 	}
 	d := res["deployments"]
@@ -157,7 +157,7 @@ func TestDiscoveryClassic(t *testing.T) {
 	}{
 		{"/api", 200, []string{`{"kind":"APIVersions","apiVersion":"v1","versions":["v1"]}`}},
 		{"/api/", 200, []string{`"versions":["v1"]`}},
-		{"/apis", 200, []string{`{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"apps","versions":[{"groupVersion":"apps/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apps/v1","version":"v1"}}]}`}},
+		{"/apis", 200, []string{`{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"apps","versions":[{"groupVersion":"apps/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apps/v1","version":"v1"}},{"name":"batch",`}},
 		{"/apis/apps", 200, []string{`"kind":"APIGroup"`, `"name":"apps"`}},
 		{"/api/v1", 200, []string{`"kind":"APIResourceList"`, `"groupVersion":"v1"`,
 			`{"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["po"],"categories":["all"]}`,
@@ -168,9 +168,9 @@ func TestDiscoveryClassic(t *testing.T) {
 			`{"name":"deployments/scale","singularName":"","namespaced":true,"group":"autoscaling","version":"v1","kind":"Scale","verbs":["get","patch","update"]}`,
 			`{"name":"daemonsets/status"`}},
 		{"/api/v2", 404, []string{`"reason":"NotFound"`}},
-		{"/apis/batch", 404, []string{`"reason":"NotFound"`}},
+		{"/apis/example", 404, []string{`"reason":"NotFound"`}},
 		{"/apis/apps/v2", 404, []string{`"reason":"NotFound"`}},
-		{"/apis/batch/v1/jobs", 404, []string{`"reason":"NotFound"`}},
+		{"/apis/example/v1/widgets", 404, []string{`"reason":"NotFound"`}},
 	} {
 		resp, b := h.get(tc.path, map[string]string{"Accept": "application/json"})
 		if resp.StatusCode != tc.code {

@@ -34,6 +34,9 @@ var fuzzSeeds = map[string]string{
 	"secrets":     `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"fz"},"data":{"k":"dg=="}}`,
 	"configmaps":  `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fz"},"data":{"k":"v"}}`,
 	"deployments": `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"fz"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
+	"replicasets": `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"fz"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
+	"jobs":        `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"fz"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}`,
+	"cronjobs":    `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"fz"},"spec":{"schedule":"*/5 * * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"OnFailure","containers":[{"name":"c","image":"busybox"}]}}}}}}`,
 	"daemonsets":  `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"fz"},"spec":{"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
 }
 

@@ -123,24 +123,3 @@ func FuzzProtobufToJSON(f *testing.F) {
 		protobufToJSON(b) // must not panic
 	})
 }
-
-func TestDryRunRefused(t *testing.T) {
-	h := newHarness(t)
-	const pods = "/api/v1/namespaces/default/pods"
-	if code, b := h.do("POST", pods+"?dryRun=All", "application/json", podJSON); code != 400 || !strings.Contains(string(b), "dryRun") {
-		t.Errorf("POST ?dryRun=All = %d %s; want 400", code, b)
-	}
-	if code, _ := h.do("GET", pods+"/web", "", ""); code != 404 {
-		t.Errorf("after a refused dry run the pod exists (%d)", code)
-	}
-	h.do("POST", pods, "application/json", podJSON)
-	if code, _ := h.do("DELETE", pods+"/web", "application/json", `{"dryRun":["All"]}`); code != 400 {
-		t.Errorf("DELETE with dryRun in the body = %d; want 400", code)
-	}
-	if code, _ := h.do("POST", pods+"/web/eviction", "application/json", `{"metadata":{"name":"web"},"deleteOptions":{"dryRun":["All"]}}`); code != 400 {
-		t.Errorf("eviction with dryRun = %d; want 400", code)
-	}
-	if code, _ := h.do("GET", pods+"/web", "", ""); code != 200 {
-		t.Errorf("after refused dry-run deletes the pod is gone (%d)", code)
-	}
-}

@@ -210,10 +210,16 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodGet && r.URL.Query().Has("dryRun") {
-		// Until writes can stop short of the store, a dry run must not
-		// become a real one (kubectl diff and --dry-run=server send it).
-		writeStatus(w, errDryRun())
-		return
+		if err := checkDryRun(r.URL.Query()["dryRun"]); err != nil {
+			writeStatus(w, err)
+			return
+		}
+		if rt.sub == subScale || rt.sub == subEviction {
+			// These subresources write through paths that cannot stop
+			// short of the store; a dry run must not become a real one.
+			writeStatus(w, errDryRun())
+			return
+		}
 	}
 	switch rt.sub {
 	case subScale:
@@ -264,9 +270,10 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// errDryRun refuses a dry run, which skiff cannot do yet.
+// errDryRun refuses a dry run where skiff cannot do one (scale and
+// eviction subresources).
 func errDryRun() *api.StatusError {
-	return api.NewBadRequest("dryRun is not supported by this server yet; the request was not carried out")
+	return api.NewBadRequest("dryRun is not supported on this subresource; the request was not carried out")
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {

@@ -31,6 +31,12 @@ func prepareForCreate(obj api.Object, now time.Time) {
 		o.Status = api.DeploymentStatus{}
 	case *api.DaemonSet:
 		o.Status = api.DaemonSetStatus{}
+	case *api.ReplicaSet:
+		o.Status = api.ReplicaSetStatus{}
+	case *api.Job:
+		o.Status = api.JobStatus{}
+	case *api.CronJob:
+		o.Status = api.CronJobStatus{}
 	case *api.Namespace:
 		o.Status = api.NamespaceStatus{}
 	case *api.Secret:
@@ -98,6 +104,12 @@ func copyStatus(dst, src api.Object) {
 		d.Status = src.(*api.Deployment).Status
 	case *api.DaemonSet:
 		d.Status = src.(*api.DaemonSet).Status
+	case *api.ReplicaSet:
+		d.Status = src.(*api.ReplicaSet).Status
+	case *api.Job:
+		d.Status = src.(*api.Job).Status
+	case *api.CronJob:
+		d.Status = src.(*api.CronJob).Status
 	}
 }
 
@@ -117,6 +129,12 @@ func specJSON(o api.Object) any {
 	case *api.Deployment:
 		spec = x.Spec
 	case *api.DaemonSet:
+		spec = x.Spec
+	case *api.ReplicaSet:
+		spec = x.Spec
+	case *api.Job:
+		spec = x.Spec
+	case *api.CronJob:
 		spec = x.Spec
 	case *api.Namespace:
 		spec = x.Spec

@@ -81,6 +81,17 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, rt route) {
 			s.writeError(w, r, errs, rt.res, m.Name)
 			return
 		}
+		if isDryRun(r) {
+			err = s.dryRunCreate(r, rt, obj)
+			if err == nil {
+				writeJSON(w, http.StatusCreated, obj)
+				return
+			}
+			if generate && errors.Is(err, storage.ErrExists) && attempt < 8 {
+				continue
+			}
+			break
+		}
 		if ev, ok := obj.(*api.Event); ok {
 			// Events go through the sink, which folds repeats into the
 			// stored event (200 with it) instead of adding another.
@@ -126,7 +137,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, rt route) {
 func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Object) (api.Object, error)) (api.Object, error) {
 	nodeStatus := rt.res.Resource == "nodes" && rt.sub == "status"
 	var unpersisted api.Object // a heartbeat-only status write, answered but not stored
-	out, err := s.store.GuaranteedUpdate(r.Context(), rt.res.Resource, rt.namespace, rt.name, func(cur api.Object) (api.Object, error) {
+	tryUpdate := func(cur api.Object) (api.Object, error) {
 		unpersisted = nil
 		next, err := build(cur)
 		if err != nil {
@@ -151,7 +162,24 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 			return cur, nil
 		}
 		return out, nil
-	})
+	}
+	if isDryRun(r) {
+		cur, err := s.store.Get(r.Context(), rt.res.Resource, rt.namespace, rt.name)
+		if err != nil {
+			return nil, err
+		}
+		rv := cur.GetObjectMeta().ResourceVersion
+		out, err := tryUpdate(cur)
+		if err != nil {
+			return nil, err
+		}
+		if unpersisted != nil {
+			out = unpersisted
+		}
+		out.GetObjectMeta().ResourceVersion = rv
+		return out, nil
+	}
+	out, err := s.store.GuaranteedUpdate(r.Context(), rt.res.Resource, rt.namespace, rt.name, tryUpdate)
 	if err != nil {
 		return nil, err
 	}
@@ -234,8 +262,8 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, rt route) {
 			s.writeError(w, r, err, rt.res, rt.name)
 			return
 		}
-		if len(opts.DryRun) > 0 {
-			writeStatus(w, errDryRun())
+		if err := checkDryRun(opts.DryRun); err != nil {
+			writeStatus(w, err)
 			return
 		}
 	}
@@ -250,6 +278,15 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, rt route) {
 	precondRV := ""
 	if opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil {
 		precondRV = *opts.Preconditions.ResourceVersion
+	}
+	if isDryRun(r) || len(opts.DryRun) > 0 {
+		out, err := s.dryRunDelete(r, rt, precondRV)
+		if err != nil {
+			s.writeError(w, r, err, rt.res, rt.name)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+		return
 	}
 	switch rt.res.Resource {
 	case "pods":

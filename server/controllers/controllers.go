@@ -160,10 +160,11 @@ func (nopRecorder) Eventf(context.Context, api.Object, string, string, string, .
 // Informers are the shared informers the controllers read.
 type Informers struct {
 	Pods, Nodes, Deployments, DaemonSets *Informer
+	ReplicaSets, Jobs, CronJobs          *Informer
 }
 
 func (in *Informers) all() []*Informer {
-	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets}
+	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.ReplicaSets, in.Jobs, in.CronJobs}
 }
 
 // Manager runs every controller over one set of informers. Create it with
@@ -175,6 +176,9 @@ type Manager struct {
 	Deploy    *DeploymentController
 	Daemons   *DaemonSetController
 	GC        *GarbageCollector
+	Replicas  *ReplicaSetController
+	Jobs      *JobController
+	CronJobs  *CronJobController
 }
 
 // New builds the informers and controllers of cfg.
@@ -189,8 +193,13 @@ func New(cfg Config) (*Manager, error) {
 		Nodes:       NewInformer(cfg.Store, "nodes", cfg.Clock, log),
 		Deployments: NewInformer(cfg.Store, "deployments", cfg.Clock, log),
 		DaemonSets:  NewInformer(cfg.Store, "daemonsets", cfg.Clock, log),
+		ReplicaSets: NewInformer(cfg.Store, "replicasets", cfg.Clock, log),
+		Jobs:        NewInformer(cfg.Store, "jobs", cfg.Clock, log),
+		CronJobs:    NewInformer(cfg.Store, "cronjobs", cfg.Clock, log),
 	}
 	in.Pods.AddIndex(indexByOwner, podsByOwner)
+	in.ReplicaSets.AddIndex(indexByOwner, podsByOwner)
+	in.Jobs.AddIndex(indexByOwner, podsByOwner)
 	in.Pods.AddIndex(indexByNode, podsByNode)
 	w := podWriter{store: cfg.Store, pods: in.Pods}
 	m := &Manager{cfg: cfg, informers: in}
@@ -198,7 +207,15 @@ func New(cfg Config) (*Manager, error) {
 	m.Deploy = newDeploymentController(cfg, in, w)
 	m.Daemons = newDaemonSetController(cfg, in, w)
 	m.GC = newGarbageCollector(cfg, in, w)
+	m.Replicas = newReplicaSetController(cfg, in, w)
+	m.Jobs = newJobController(cfg, in, w)
+	m.CronJobs = newCronJobController(cfg, in)
 	return m, nil
+}
+
+// workers returns every controller's queue and reconcile function.
+func (m *Manager) workers() []*worker {
+	return []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Replicas.worker(), m.Jobs.worker(), m.CronJobs.worker()}
 }
 
 // Informers returns the shared informers (for the test harness).
@@ -227,7 +244,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 	}
 	m.Nodes.start(m.cfg.Clock.Now())
-	for _, q := range []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker()} {
+	for _, q := range m.workers() {
 		for range m.cfg.Workers {
 			wg.Go(func() { q.run(ctx, m.cfg.Logger) })
 		}
@@ -290,6 +307,15 @@ func eventf(ctx context.Context, r EventRecorder, obj api.Object, typ, reason, f
 		v := *o
 		c = &v
 	case *api.DaemonSet:
+		v := *o
+		c = &v
+	case *api.ReplicaSet:
+		v := *o
+		c = &v
+	case *api.Job:
+		v := *o
+		c = &v
+	case *api.CronJob:
 		v := *o
 		c = &v
 	default:

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
-	"strconv"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -37,9 +35,9 @@ const (
 const maxNamePrefix = 58
 
 // DeploymentController keeps each Deployment's pods at its replicas and
-// rolls template changes out. Pods of one template revision share a
-// pod-template-hash label; the ReplicaSet Kubernetes would keep per
-// revision is implicit (events and messages name it <deployment>-<hash>).
+// rolls template changes out. Each template revision has a ReplicaSet
+// (see deployment_rs.go) that owns its pods, which share its
+// pod-template-hash label.
 type DeploymentController struct {
 	cfg   Config
 	in    *Informers
@@ -50,7 +48,26 @@ type DeploymentController struct {
 
 func newDeploymentController(cfg Config, in *Informers, w podWriter) *DeploymentController {
 	c := &DeploymentController{cfg: cfg, in: in, pods: w, rec: cfg.recorder("deployment-controller"), queue: NewQueue(cfg.Clock)}
-	watchOwnerAndPods(in.Deployments, in.Pods, "Deployment", c.queue)
+	watchOwnerAndPods(in.Deployments, in.Pods, "Deployment", c.queue) // pods from before ReplicaSets
+	watchOwnerAndPods(in.Deployments, in.ReplicaSets, "Deployment", c.queue)
+	in.Pods.AddHandler(func(old, cur api.Object) {
+		// A pod of a ReplicaSet queues the Deployment that controls it.
+		for _, o := range []api.Object{old, cur} {
+			if o == nil {
+				continue
+			}
+			ref := controllerRef(o.GetObjectMeta())
+			if ref == nil || ref.Kind != "ReplicaSet" {
+				continue
+			}
+			ns := o.GetObjectMeta().Namespace
+			if rs := in.ReplicaSets.Get(ns + "/" + ref.Name); rs != nil {
+				if dref := controllerRef(rs.GetObjectMeta()); dref != nil && dref.Kind == "Deployment" {
+					c.queue.Add(ns + "/" + dref.Name)
+				}
+			}
+		}
+	})
 	return c
 }
 
@@ -68,12 +85,14 @@ func ownedPods(in *Informers, uid string) []*api.Pod {
 	return out
 }
 
-// sync reconciles one Deployment: records its revision, takes one rollout
-// step, and writes its status.
+// sync reconciles one Deployment: adopts pods it controls directly,
+// makes sure the ReplicaSet of its template exists with the newest
+// revision, takes one rollout step, and writes its ReplicaSets' and its
+// own status.
 func (c *DeploymentController) sync(ctx context.Context, key string) (time.Duration, error) {
 	obj := c.in.Deployments.Get(key)
 	if obj == nil {
-		return 0, nil // deleted: the garbage collector removes its pods
+		return 0, nil // deleted: the garbage collector removes its replica sets
 	}
 	d := obj.(*api.Deployment)
 	if d.DeletionTimestamp != nil {
@@ -81,62 +100,37 @@ func (c *DeploymentController) sync(ctx context.Context, key string) (time.Durat
 	}
 	now := c.cfg.Clock.Now()
 	hash := templateHash(&d.Spec.Template, d.Status.CollisionCount)
-	d, err := c.recordRevision(ctx, d, hash)
+	rss, err := c.adoptPods(ctx, d, deploymentReplicaSets(c.in, d), hash, now)
+	if err != nil {
+		return 0, err
+	}
+	d, newRS, rss, err := c.syncRevision(ctx, d, hash, rss, now)
 	if err != nil {
 		return 0, err
 	}
 	minReady := time.Duration(d.Spec.MinReadySeconds) * time.Second
 	var errs []error
-	if !d.Spec.Paused {
-		g := groupPods(ownedPods(c.in, d.UID), hash, minReady, now)
-		if err := c.apply(ctx, d, g, planRollout(d, g), now); err != nil {
+	if !d.Spec.Paused && newRS != nil {
+		g := groupPods(deploymentPods(c.in, rss), hash, minReady, now)
+		if err := c.apply(ctx, d, newRS, g, planRollout(d, g), now); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	g := groupPods(ownedPods(c.in, d.UID), hash, minReady, now)
+	rsWait, err := c.syncReplicaSets(ctx, d, rss, hash, now)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	g := groupPods(deploymentPods(c.in, deploymentReplicaSets(c.in, d)), hash, minReady, now)
 	wait, err := c.writeStatus(ctx, d, g, now)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if g.wait > 0 && (wait == 0 || g.wait < wait) {
-		wait = g.wait
-	}
-	return wait, errors.Join(errs...)
-}
-
-// recordRevision records on d the revision of its current template: the
-// revision its pods of that template carry if there are any (a rollback
-// to a template still running), else one more than the highest revision
-// seen on d or its pods (so a manifest re-applied without the annotation
-// does not restart the count). It returns d as stored.
-func (c *DeploymentController) recordRevision(ctx context.Context, d *api.Deployment, hash string) (*api.Deployment, error) {
-	if d.Annotations[annotationTemplateHash] == hash && d.Annotations[AnnotationRevision] != "" {
-		return d, nil
-	}
-	highest, _ := strconv.Atoi(d.Annotations[AnnotationRevision])
-	rev := 0
-	for _, p := range ownedPods(c.in, d.UID) {
-		r, _ := strconv.Atoi(p.Annotations[AnnotationRevision])
-		highest = max(highest, r)
-		if p.Labels[LabelPodTemplateHash] == hash && active(p) {
-			rev = max(rev, r)
+	for _, w := range []time.Duration{g.wait, rsWait} {
+		if w > 0 && (wait == 0 || w < wait) {
+			wait = w
 		}
 	}
-	if rev == 0 {
-		rev = highest + 1
-	}
-	cp := *d
-	cp.Annotations = maps.Clone(d.Annotations)
-	if cp.Annotations == nil {
-		cp.Annotations = map[string]string{}
-	}
-	cp.Annotations[AnnotationRevision] = strconv.Itoa(rev)
-	cp.Annotations[annotationTemplateHash] = hash
-	if err := c.cfg.Store.Update(ctx, &cp); err != nil {
-		return nil, fmt.Errorf("record revision of deployment %s/%s: %w", d.Namespace, d.Name, err)
-	}
-	c.in.Deployments.Assume(&cp)
-	return &cp, nil
+	return wait, errors.Join(errs...)
 }
 
 // rsName is the name Kubernetes would give the ReplicaSet of a revision.
@@ -145,18 +139,14 @@ func rsName(d *api.Deployment, hash string) string { return d.Name + "-" + hash 
 // apply carries out plan for d: creates new pods (slow start) and deletes
 // the chosen ones, recording a ScalingReplicaSet event per revision
 // scaled.
-func (c *DeploymentController) apply(ctx context.Context, d *api.Deployment, g podGroups, plan rolloutPlan, now time.Time) error {
+func (c *DeploymentController) apply(ctx context.Context, d *api.Deployment, newRS *api.ReplicaSet, g podGroups, plan rolloutPlan, now time.Time) error {
 	var errs []error
 	if plan.create > 0 {
-		prefix := rsName(d, g.hash) + "-"
-		if len(prefix) > maxNamePrefix {
-			prefix = prefix[:maxNamePrefix]
-		}
-		extra := map[string]string{LabelPodTemplateHash: g.hash}
+		prefix := podPrefix(newRS.Name)
 		ann := map[string]string{AnnotationRevision: d.Annotations[AnnotationRevision]}
-		o := owner{kind: "Deployment", meta: &d.ObjectMeta}
+		o := owner{kind: "ReplicaSet", meta: &newRS.ObjectMeta}
 		created, err := slowStart(plan.create, func(int) error {
-			p, err := newPod(&d.Spec.Template, o, prefix, extra, ann, "", now)
+			p, err := newPod(&newRS.Spec.Template, o, prefix, nil, ann, "", now)
 			if err != nil {
 				return err
 			}

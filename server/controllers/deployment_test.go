@@ -254,8 +254,10 @@ func TestDeploymentMinReadySecondsAndDeadline(t *testing.T) {
 }
 
 // TestDeploymentRevisions: each template change is a new revision; going
-// back to a template whose pods still run reuses its revision; a manifest
-// re-applied without the annotations keeps counting.
+// back to a template whose ReplicaSet still exists reuses that
+// ReplicaSet under a new revision number (as Kubernetes does: rollout
+// undo to 1 makes 1 the newest); a manifest re-applied without the
+// annotations keeps counting.
 func TestDeploymentRevisions(t *testing.T) {
 	h := newHarness(t)
 	h.addNodes(nodes3...)
@@ -276,15 +278,18 @@ func TestDeploymentRevisions(t *testing.T) {
 		t.Fatalf("revision after a template change = %q; want 2", rev())
 	}
 	setImage("nginx:1")
-	if rev() != "1" {
-		t.Fatalf("revision after going back to the running template = %q; want 1", rev())
+	if rev() != "3" {
+		t.Fatalf("revision after going back to the running template = %q; want 3", rev())
+	}
+	if n := len(h.replicaSets("web")); n != 2 {
+		t.Fatalf("%d replica sets after going back; want 2 (the first is reused)", n)
 	}
 	h.edit("deployments", "default", "web", func(o api.Object) {
 		o.GetObjectMeta().Annotations = nil
 		o.(*api.Deployment).Spec.Template.Spec.Containers[0].Image = "nginx:3"
 	})
 	h.settle()
-	if rev() != "3" {
-		t.Fatalf("revision after a re-applied manifest with a new template = %q; want 3", rev())
+	if rev() != "4" {
+		t.Fatalf("revision after a re-applied manifest with a new template = %q; want 4", rev())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,17 @@ import (
 var ownerKinds = map[string]string{
 	"apps/v1/Deployment": "deployments",
 	"apps/v1/DaemonSet":  "daemonsets",
+	"apps/v1/ReplicaSet": "replicasets",
+	"batch/v1/Job":       "jobs",
+	"batch/v1/CronJob":   "cronjobs",
+}
+
+// dependentKeyPrefix marks a queue key that names a dependent other than
+// a pod: "\x01<resource>\x00<namespace>/<name>".
+const dependentKeyPrefix = "\x01"
+
+func dependentKey(resource string, obj api.Object) string {
+	return dependentKeyPrefix + resource + "\x00" + KeyOf(obj)
 }
 
 // GarbageCollector deletes what nothing should keep: pods whose owners
@@ -45,8 +57,20 @@ func newGarbageCollector(cfg Config, in *Informers, w podWriter) *GarbageCollect
 			}
 		}
 	}
-	in.Deployments.AddHandler(ownerGone)
-	in.DaemonSets.AddHandler(ownerGone)
+	for _, owners := range c.owners() {
+		owners.AddHandler(ownerGone)
+	}
+	for res, deps := range c.dependents() {
+		for _, owners := range c.owners() {
+			owners.AddHandler(func(old, cur api.Object) {
+				if cur == nil && old != nil {
+					for _, o := range deps.ByIndex(indexByOwner, old.GetObjectMeta().UID) {
+						c.queue.Add(dependentKey(res, o))
+					}
+				}
+			})
+		}
+	}
 	in.Pods.AddHandler(func(_, cur api.Object) {
 		if cur != nil && len(cur.GetObjectMeta().OwnerReferences) > 0 {
 			c.queue.Add(KeyOf(cur))
@@ -84,6 +108,15 @@ func (c *GarbageCollector) sync(ctx context.Context, key string) (time.Duration,
 	if key == gcSweepKey {
 		return 0, c.Sweep(ctx)
 	}
+	if strings.HasPrefix(key, dependentKeyPrefix) {
+		res, k, _ := strings.Cut(key[len(dependentKeyPrefix):], "\x00")
+		if inf := c.dependents()[res]; inf != nil {
+			if obj := inf.Get(k); obj != nil {
+				return 0, c.collectDependent(ctx, res, inf, obj)
+			}
+		}
+		return 0, nil
+	}
 	obj := c.in.Pods.Get(key)
 	if obj == nil {
 		c.mu.Lock()
@@ -99,12 +132,8 @@ func (c *GarbageCollector) sync(ctx context.Context, key string) (time.Duration,
 // know are assumed to exist.
 func (c *GarbageCollector) ownerExists(ns string, ref api.OwnerReference) bool {
 	var inf *Informer
-	switch ownerKinds[ref.APIVersion+"/"+ref.Kind] {
-	case "deployments":
-		inf = c.in.Deployments
-	case "daemonsets":
-		inf = c.in.DaemonSets
-	default:
+	inf = c.owners()[ownerKinds[ref.APIVersion+"/"+ref.Kind]]
+	if inf == nil {
 		return true
 	}
 	o := inf.Get(ns + "/" + ref.Name)
@@ -151,6 +180,41 @@ func (c *GarbageCollector) collectPod(ctx context.Context, p *api.Pod) (time.Dur
 	return 0, nil
 }
 
+// owners returns the informers of the kinds that own pods or other
+// dependents, by resource.
+func (c *GarbageCollector) owners() map[string]*Informer {
+	return map[string]*Informer{"deployments": c.in.Deployments, "daemonsets": c.in.DaemonSets,
+		"replicasets": c.in.ReplicaSets, "jobs": c.in.Jobs, "cronjobs": c.in.CronJobs}
+}
+
+// dependents returns the informers of the kinds other than pods that
+// the collector deletes when their owners are gone, by resource.
+func (c *GarbageCollector) dependents() map[string]*Informer {
+	return map[string]*Informer{"replicasets": c.in.ReplicaSets, "jobs": c.in.Jobs}
+}
+
+// collectDependent deletes obj (of resource, cached in inf) when every
+// owner it names is gone (background propagation: its own dependents go
+// next, when the collector sees it gone).
+func (c *GarbageCollector) collectDependent(ctx context.Context, resource string, inf *Informer, obj api.Object) error {
+	m := obj.GetObjectMeta()
+	if len(m.OwnerReferences) == 0 || m.DeletionTimestamp != nil {
+		return nil
+	}
+	if slices.ContainsFunc(m.OwnerReferences, func(r api.OwnerReference) bool { return c.ownerExists(m.Namespace, r) }) {
+		return nil
+	}
+	out, err := c.cfg.Store.Delete(ctx, resource, m.Namespace, m.Name, m.ResourceVersion)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("delete dependent %s %s: %w", resource, KeyOf(obj), err)
+	}
+	inf.AssumeDeleted(obj, revisionOf(out))
+	return nil
+}
+
 // Sweep runs the full scan: every pod is checked for owners and node,
 // finished pods beyond the threshold are deleted oldest first, and the
 // configured sweeps run.
@@ -164,6 +228,13 @@ func (c *GarbageCollector) Sweep(ctx context.Context) error {
 		}
 		if finished(p) && p.DeletionTimestamp == nil {
 			done = append(done, p)
+		}
+	}
+	for res, inf := range c.dependents() {
+		for _, o := range inf.List() {
+			if err := c.collectDependent(ctx, res, inf, o); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if err := c.trimFinished(ctx, done); err != nil {

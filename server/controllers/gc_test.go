@@ -19,9 +19,16 @@ func TestGCDeletesDependentsOfDeletedOwners(t *testing.T) {
 	if a, b := h.statsOf(d.UID), h.statsOf(ds.UID); a.active != 3 || b.active != 3 {
 		t.Fatalf("setup: %d deployment pods, %d daemon pods; want 3 and 3", a.active, b.active)
 	}
+	rss := h.replicaSets("web")
+	if len(rss) != 1 {
+		t.Fatalf("setup: %d replica sets; want 1", len(rss))
+	}
 	h.remove("deployments", "default", "web")
 	h.settle()
-	if s := h.statsOf(d.UID); s.active != 0 || s.terminating != 3 {
+	if n := len(h.replicaSets("web")); n != 0 {
+		t.Fatalf("after deleting the deployment: %d replica sets; want 0", n)
+	}
+	if s := h.statsOf(rss[0].UID); s.active != 0 || s.terminating != 3 {
 		t.Fatalf("after deleting the deployment: %d active, %d terminating; want 0 and 3", s.active, s.terminating)
 	}
 	h.remove("daemonsets", "default", "agent")

@@ -97,7 +97,7 @@ func newHarness(t *testing.T, tweak ...func(*Config)) *harness {
 // controller until the store stops changing.
 func (h *harness) settle() {
 	h.t.Helper()
-	workers := []*worker{h.m.Deploy.worker(), h.m.Daemons.worker(), h.m.GC.worker(), h.m.Nodes.worker()}
+	workers := h.m.workers()
 	for round := 0; ; round++ {
 		if round > 200 {
 			h.t.Fatal("controllers did not settle in 200 rounds")
@@ -329,7 +329,7 @@ type podStats struct {
 func (h *harness) statsOf(uid string) podStats {
 	s := podStats{byHash: map[string]int{}, byNode: map[string]int{}}
 	for _, p := range h.pods() {
-		if ref := controllerRef(&p.ObjectMeta); ref == nil || ref.UID != uid {
+		if !h.controlledBy(p, uid) {
 			continue
 		}
 		if p.DeletionTimestamp != nil {
@@ -351,4 +351,41 @@ func (h *harness) statsOf(uid string) podStats {
 
 func schedPodInfo(t *api.PodTemplateSpec) *scheduler.PodInfo {
 	return scheduler.NewPodInfo(&api.Pod{ObjectMeta: t.ObjectMeta, Spec: t.Spec})
+}
+
+// controlledBy reports whether p's controller is uid, or a ReplicaSet
+// whose controller is uid.
+func (h *harness) controlledBy(p *api.Pod, uid string) bool {
+	ref := controllerRef(&p.ObjectMeta)
+	if ref == nil {
+		return false
+	}
+	if ref.UID == uid {
+		return true
+	}
+	if ref.Kind != "ReplicaSet" {
+		return false
+	}
+	rs, err := h.store.Get(h.ctx, "replicasets", p.Namespace, ref.Name)
+	if err != nil {
+		return false
+	}
+	dref := controllerRef(rs.GetObjectMeta())
+	return dref != nil && dref.UID == uid
+}
+
+// replicaSets returns the stored ReplicaSets whose controller is the
+// Deployment named deploy.
+func (h *harness) replicaSets(deploy string) []*api.ReplicaSet {
+	objs, _, err := h.store.List(h.ctx, "replicasets", storage.ListOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var out []*api.ReplicaSet
+	for _, o := range objs {
+		if ref := controllerRef(o.GetObjectMeta()); ref != nil && ref.Kind == "Deployment" && ref.Name == deploy {
+			out = append(out, o.(*api.ReplicaSet))
+		}
+	}
+	return out
 }

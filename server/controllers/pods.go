@@ -167,25 +167,44 @@ func randomSuffix() string {
 	return string(b[:])
 }
 
+// copyTemplate deep-copies t (through JSON: plain data).
+func copyTemplate(t *api.PodTemplateSpec) (api.PodTemplateSpec, error) {
+	var tc api.PodTemplateSpec
+	b, err := json.Marshal(t)
+	if err != nil {
+		return tc, fmt.Errorf("copy template: %w", err)
+	}
+	if err := json.Unmarshal(b, &tc); err != nil {
+		return tc, fmt.Errorf("copy template: %w", err)
+	}
+	return tc, nil
+}
+
 // owner describes the controller that makes a pod.
 type owner struct {
-	kind string // Deployment, DaemonSet
-	meta *api.ObjectMeta
+	kind       string // DaemonSet, ReplicaSet, Job
+	apiVersion string // "" is apps/v1
+	meta       *api.ObjectMeta
+}
+
+// ref returns the controlling owner reference to o.
+func (o owner) ref() api.OwnerReference {
+	yes := true
+	av := o.apiVersion
+	if av == "" {
+		av = "apps/v1"
+	}
+	return api.OwnerReference{APIVersion: av, Kind: o.kind, Name: o.meta.Name, UID: o.meta.UID, Controller: &yes, BlockOwnerDeletion: &yes}
 }
 
 // newPod builds a pod from template t for o: named prefix plus a random
 // suffix, labelled with extra, owned by o, bound to node when set. The
 // template is deep-copied. The result is defaulted and validated.
 func newPod(t *api.PodTemplateSpec, o owner, prefix string, extra, annotations map[string]string, node string, now time.Time) (*api.Pod, error) {
-	b, err := json.Marshal(t)
+	tc, err := copyTemplate(t)
 	if err != nil {
-		return nil, fmt.Errorf("copy template: %w", err)
+		return nil, err
 	}
-	var tc api.PodTemplateSpec
-	if err := json.Unmarshal(b, &tc); err != nil {
-		return nil, fmt.Errorf("copy template: %w", err)
-	}
-	yes := true
 	p := &api.Pod{Spec: tc.Spec}
 	p.Labels = tc.Labels
 	if p.Labels == nil {
@@ -206,10 +225,7 @@ func newPod(t *api.PodTemplateSpec, o owner, prefix string, extra, annotations m
 	p.UID = uid.New()
 	p.CreationTimestamp = api.NewTime(now)
 	p.Generation = 1
-	p.OwnerReferences = []api.OwnerReference{{
-		APIVersion: "apps/v1", Kind: o.kind, Name: o.meta.Name, UID: o.meta.UID,
-		Controller: &yes, BlockOwnerDeletion: &yes,
-	}}
+	p.OwnerReferences = []api.OwnerReference{o.ref()}
 	if node != "" {
 		p.Spec.NodeName = node
 	}
@@ -329,7 +345,7 @@ func slowStart(n int, fn func(i int) error) (int, error) {
 	return done, nil
 }
 
-// watchOwnerAndPods queues an owner (a Deployment or DaemonSet, of kind)
+// watchOwnerAndPods queues an owner (a DaemonSet, ReplicaSet or Job, of kind)
 // when it changes and when any pod it controls changes.
 func watchOwnerAndPods(owners, pods *Informer, kind string, q *Queue) {
 	owners.AddHandler(func(_, cur api.Object) {
