@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strconv"
@@ -11,17 +12,35 @@ import (
 // writer holds the writer connection and its prepared statements. Only
 // the writer goroutine uses it (and Open, before that goroutine starts).
 type writer struct {
-	conn   *sql.Conn
-	lastTs int64 // ts of the last change; ts never goes backwards
+	be      backend
+	db      *sql.DB   // the pool conn comes from
+	conn    *sql.Conn // nil while disconnected
+	lastRev int64     // the last revision this writer committed or loaded
+	lastTs  int64     // ts of the last change; ts never goes backwards
 
 	selObj, selObjValue, insObj, updObj, delObj *sql.Stmt
-	insChange, setMeta, getMeta, delChanges     *sql.Stmt
+	insChange, setMeta, raiseMeta, getMeta      *sql.Stmt
+	delChanges                                  *sql.Stmt
 }
 
-// newWriter prepares the writer's statements on conn; on error it closes
-// conn.
-func newWriter(ctx context.Context, conn *sql.Conn) (*writer, error) {
-	w := &writer{conn: conn}
+// newWriter takes a connection from db and prepares the writer's
+// statements on it.
+func newWriter(ctx context.Context, db *sql.DB, be backend) (*writer, error) {
+	w := &writer{be: be, db: db}
+	if err := w.connect(ctx); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// connect takes a new connection from the pool and prepares the
+// statements on it; on error it leaves w without a connection.
+func (w *writer) connect(ctx context.Context) error {
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: %w", translate(err))
+	}
+	w.conn = conn
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		q    string
@@ -36,17 +55,30 @@ func newWriter(ctx context.Context, conn *sql.Conn) (*writer, error) {
 		{&w.insChange, `INSERT INTO changes (rev, resource, namespace, name, type, ts, labels, fields, prev_labels, prev_fields, value)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&w.setMeta, `UPDATE meta SET value = ? WHERE key = ?`},
+		{&w.raiseMeta, `UPDATE meta SET value = ? WHERE key = ? AND value < ?`},
 		{&w.getMeta, `SELECT value FROM meta WHERE key = ?`},
 		{&w.delChanges, `DELETE FROM changes WHERE rev <= ?`},
 	} {
-		st, err := conn.PrepareContext(ctx, p.q)
+		st, err := conn.PrepareContext(ctx, w.be.rebind(p.q))
 		if err != nil {
-			w.close()
-			return nil, fmt.Errorf("prepare: %w", translate(err))
+			w.disconnect()
+			return fmt.Errorf("prepare: %w", translate(err))
 		}
 		*p.stmt = st
 	}
-	return w, nil
+	return nil
+}
+
+// disconnect closes the statements and drops the connection from the
+// pool for good (it may be broken), leaving w to connect again.
+func (w *writer) disconnect() {
+	if w.conn == nil {
+		return
+	}
+	w.closeStmts()                                           //nolint:errcheck // the connection is being discarded
+	w.conn.Raw(func(any) error { return driver.ErrBadConn }) //nolint:errcheck // only marks it bad
+	w.conn.Close()                                           //nolint:errcheck // as above
+	w.conn = nil
 }
 
 // load reads the revision counters and the newest change's timestamp.
@@ -68,28 +100,23 @@ func (w *writer) load(ctx context.Context) (rev, compacted, lastTs int64, err er
 	return rev, compacted, lastTs, nil
 }
 
-func (w *writer) close() error {
+func (w *writer) closeStmts() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{w.selObj, w.selObjValue, w.insObj, w.updObj, w.delObj, w.insChange, w.setMeta, w.getMeta, w.delChanges} {
-		if st != nil {
-			errs = append(errs, st.Close())
+	for _, st := range []**sql.Stmt{&w.selObj, &w.selObjValue, &w.insObj, &w.updObj, &w.delObj, &w.insChange, &w.setMeta, &w.raiseMeta, &w.getMeta, &w.delChanges} {
+		if *st != nil {
+			errs = append(errs, (*st).Close())
+			*st = nil
 		}
 	}
-	errs = append(errs, w.conn.Close())
 	return errors.Join(errs...)
 }
 
-func (w *writer) begin(ctx context.Context) error {
-	_, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE")
-	return err
-}
-
-// commit records rev as the current revision and commits.
-func (w *writer) commit(ctx context.Context, rev int64) error {
-	if _, err := w.setMeta.ExecContext(ctx, rev, metaRevision); err != nil {
-		return err
+func (w *writer) close() error {
+	if w.conn == nil {
+		return nil
 	}
-	_, err := w.conn.ExecContext(ctx, "COMMIT")
+	err := errors.Join(w.closeStmts(), w.conn.Close())
+	w.conn = nil
 	return err
 }
 
