@@ -176,6 +176,13 @@ func (s *Store) closeResources() error {
 		errs = append(errs, s.wdb.Close())
 	}
 	errs = append(errs, s.be.close())
+	for i, err := range errs {
+		// A connection the server already dropped cannot be closed
+		// cleanly, and nothing is lost by that.
+		if errors.Is(translate(err), ErrUnavailable) {
+			errs[i] = nil
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close %s: %w", s.name(), err)
 	}

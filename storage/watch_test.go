@@ -224,10 +224,14 @@ func TestWatchResume(t *testing.T) {
 	})
 }
 
-func TestSQLiteWatchResumeAcrossReopen(t *testing.T) {
+func TestWatchResumeAcrossReopen(t *testing.T) {
+	storagetest.ForEachBackend(t, testWatchResumeAcrossReopen)
+}
+
+func testWatchResumeAcrossReopen(t *testing.T, b storagetest.Backend) {
 	ctx := context.Background()
-	path := t.TempDir() + "/state.db"
-	s, err := storage.Open(ctx, storage.Options{Path: path})
+	opts := b.Fresh(t, storage.Options{})
+	s, err := storage.Open(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +243,7 @@ func TestSQLiteWatchResumeAcrossReopen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = storage.Open(ctx, storage.Options{Path: path})
+	s, err = storage.Open(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
