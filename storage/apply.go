@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strconv"
@@ -11,17 +12,39 @@ import (
 // writer holds the writer connection and its prepared statements. Only
 // the writer goroutine uses it (and Open, before that goroutine starts).
 type writer struct {
-	conn   *sql.Conn
-	lastTs int64 // ts of the last change; ts never goes backwards
+	be      backend
+	db      *sql.DB   // the pool conn comes from
+	conn    *sql.Conn // nil while disconnected
+	lastRev int64     // the last revision this writer committed or loaded
+	lastTs  int64     // ts of the last change; ts never goes backwards
 
 	selObj, selObjValue, insObj, updObj, delObj *sql.Stmt
-	insChange, setMeta, getMeta, delChanges     *sql.Stmt
+	insChange, setMeta, raiseMeta, getMeta      *sql.Stmt
+	delChanges                                  *sql.Stmt
+	// createLogged and updateLogged write the object and its change-log
+	// row in one statement, where the backend offers it (nil otherwise):
+	// one round trip to a network database instead of two.
+	createLogged, updateLogged *sql.Stmt
 }
 
-// newWriter prepares the writer's statements on conn; on error it closes
-// conn.
-func newWriter(ctx context.Context, conn *sql.Conn) (*writer, error) {
-	w := &writer{conn: conn}
+// newWriter takes a connection from db and prepares the writer's
+// statements on it.
+func newWriter(ctx context.Context, db *sql.DB, be backend) (*writer, error) {
+	w := &writer{be: be, db: db}
+	if err := w.connect(ctx); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// connect takes a new connection from the pool and prepares the
+// statements on it; on error it leaves w without a connection.
+func (w *writer) connect(ctx context.Context) error {
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: %w", translate(err))
+	}
+	w.conn = conn
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		q    string
@@ -36,17 +59,45 @@ func newWriter(ctx context.Context, conn *sql.Conn) (*writer, error) {
 		{&w.insChange, `INSERT INTO changes (rev, resource, namespace, name, type, ts, labels, fields, prev_labels, prev_fields, value)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&w.setMeta, `UPDATE meta SET value = ? WHERE key = ?`},
+		{&w.raiseMeta, `UPDATE meta SET value = ? WHERE key = ? AND value < ?`},
 		{&w.getMeta, `SELECT value FROM meta WHERE key = ?`},
 		{&w.delChanges, `DELETE FROM changes WHERE rev <= ?`},
 	} {
-		st, err := conn.PrepareContext(ctx, p.q)
+		st, err := conn.PrepareContext(ctx, w.be.rebind(p.q))
 		if err != nil {
-			w.close()
-			return nil, fmt.Errorf("prepare: %w", translate(err))
+			w.disconnect()
+			return fmt.Errorf("prepare: %w", translate(err))
 		}
 		*p.stmt = st
 	}
-	return w, nil
+	create, update := w.be.fused()
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		q    string
+	}{{&w.createLogged, create}, {&w.updateLogged, update}} {
+		if p.q == "" {
+			continue
+		}
+		st, err := conn.PrepareContext(ctx, p.q)
+		if err != nil {
+			w.disconnect()
+			return fmt.Errorf("prepare: %w", translate(err))
+		}
+		*p.stmt = st
+	}
+	return nil
+}
+
+// disconnect closes the statements and drops the connection from the
+// pool for good (it may be broken), leaving w to connect again.
+func (w *writer) disconnect() {
+	if w.conn == nil {
+		return
+	}
+	w.closeStmts()                                           //nolint:errcheck // the connection is being discarded
+	w.conn.Raw(func(any) error { return driver.ErrBadConn }) //nolint:errcheck // only marks it bad
+	w.conn.Close()                                           //nolint:errcheck // as above
+	w.conn = nil
 }
 
 // load reads the revision counters and the newest change's timestamp.
@@ -68,28 +119,23 @@ func (w *writer) load(ctx context.Context) (rev, compacted, lastTs int64, err er
 	return rev, compacted, lastTs, nil
 }
 
-func (w *writer) close() error {
+func (w *writer) closeStmts() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{w.selObj, w.selObjValue, w.insObj, w.updObj, w.delObj, w.insChange, w.setMeta, w.getMeta, w.delChanges} {
-		if st != nil {
-			errs = append(errs, st.Close())
+	for _, st := range []**sql.Stmt{&w.selObj, &w.selObjValue, &w.insObj, &w.updObj, &w.delObj, &w.insChange, &w.setMeta, &w.raiseMeta, &w.getMeta, &w.delChanges, &w.createLogged, &w.updateLogged} {
+		if *st != nil {
+			errs = append(errs, (*st).Close())
+			*st = nil
 		}
 	}
-	errs = append(errs, w.conn.Close())
 	return errors.Join(errs...)
 }
 
-func (w *writer) begin(ctx context.Context) error {
-	_, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE")
-	return err
-}
-
-// commit records rev as the current revision and commits.
-func (w *writer) commit(ctx context.Context, rev int64) error {
-	if _, err := w.setMeta.ExecContext(ctx, rev, metaRevision); err != nil {
-		return err
+func (w *writer) close() error {
+	if w.conn == nil {
+		return nil
 	}
-	_, err := w.conn.ExecContext(ctx, "COMMIT")
+	err := errors.Join(w.closeStmts(), w.conn.Close())
+	w.conn = nil
 	return err
 }
 
@@ -115,7 +161,13 @@ func (w *writer) apply(ctx context.Context, o *op, rev, ts int64) (c *change, op
 func (w *writer) create(ctx context.Context, o *op, rev, ts int64) (*change, error, error) {
 	e, k := o.enc, o.enc.key
 	value := e.withRevision(rev)
-	res, err := w.insObj.ExecContext(ctx, k.resource, k.namespace, k.name, rev, rev, e.node, blob(e.labels), e.fields, value)
+	var res sql.Result
+	var err error
+	if w.createLogged != nil {
+		res, err = w.createLogged.ExecContext(ctx, k.resource, k.namespace, k.name, rev, e.node, blob(e.labels), e.fields, value, ts)
+	} else {
+		res, err = w.insObj.ExecContext(ctx, k.resource, k.namespace, k.name, rev, rev, e.node, blob(e.labels), e.fields, value)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,8 +176,10 @@ func (w *writer) create(ctx context.Context, o *op, rev, ts int64) (*change, err
 	} else if n == 0 {
 		return nil, ErrExists, nil
 	}
-	if err := w.logChange(ctx, rev, k, Added, ts, e.labels, e.fields, nil, nil, value); err != nil {
-		return nil, nil, err
+	if w.createLogged == nil {
+		if err := w.logChange(ctx, rev, k, Added, ts, e.labels, e.fields, nil, nil, value); err != nil {
+			return nil, nil, err
+		}
 	}
 	o.rev, o.value = rev, value
 	return &change{
@@ -153,12 +207,19 @@ func (w *writer) update(ctx context.Context, o *op, rev, ts int64) (*change, err
 		return nil, conflict(o.precond, cur), err
 	}
 	value := e.withRevision(rev)
-	if _, err := w.updObj.ExecContext(ctx, rev, e.node, blob(e.labels), e.fields, value, k.resource, k.namespace, k.name); err != nil {
-		return nil, nil, err
-	}
 	prevLabels, prevFields := prevColumn(oldLabels, e.labels), prevColumn(oldFields, e.fields)
-	if err := w.logChange(ctx, rev, k, Modified, ts, e.labels, e.fields, prevLabels, prevFields, value); err != nil {
-		return nil, nil, err
+	if w.updateLogged != nil {
+		if _, err := w.updateLogged.ExecContext(ctx, rev, e.node, blob(e.labels), e.fields, value, k.resource, k.namespace, k.name,
+			ts, blob(prevLabels), blob(prevFields)); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		if _, err := w.updObj.ExecContext(ctx, rev, e.node, blob(e.labels), e.fields, value, k.resource, k.namespace, k.name); err != nil {
+			return nil, nil, err
+		}
+		if err := w.logChange(ctx, rev, k, Modified, ts, e.labels, e.fields, prevLabels, prevFields, value); err != nil {
+			return nil, nil, err
+		}
 	}
 	o.rev, o.value = rev, value
 	return &change{

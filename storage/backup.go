@@ -2,17 +2,18 @@ package storage
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 )
 
-// Backup writes a consistent copy of the database to path while the Store
-// keeps serving reads and writes. It refuses to overwrite: path must not
-// exist. The copy is a complete skiff database that Open accepts; it is
-// fsynced before Backup returns. On failure the partial copy is removed.
+// Backup writes a consistent copy of the store to path, a new SQLite
+// file, while the Store keeps serving reads and writes (on PostgreSQL as
+// on SQLite). It refuses to overwrite: path must not exist. The copy is a
+// complete skiff database that Open accepts, with the same revision; it
+// is fsynced before Backup returns. On failure the partial copy is
+// removed.
 func (s *Store) Backup(ctx context.Context, path string) (err error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -38,24 +39,8 @@ func (s *Store) Backup(ctx context.Context, path string) (err error) {
 		return err
 	}
 	defer s.endRead()
-	conn, err := s.rdb.Conn(ctx)
-	if err != nil {
-		return translate(err)
-	}
-	defer conn.Close()
-	// VACUUM INTO writes a new file, which query_only forbids; lift it on
-	// this connection only for the copy.
-	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 0"); err != nil {
-		return translate(err)
-	}
-	_, verr := conn.ExecContext(ctx, "VACUUM INTO ?", abs)
-	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
-		// The connection must not return to the pool writable.
-		conn.Raw(func(any) error { return driver.ErrBadConn }) //nolint:errcheck // only marks it bad
-		return errors.Join(translate(verr), translate(err))
-	}
-	if verr != nil {
-		return translate(verr)
+	if err := s.be.backup(ctx, s, abs); err != nil {
+		return err
 	}
 	if err := f.Sync(); err != nil {
 		return err

@@ -11,41 +11,43 @@ import (
 )
 
 func TestUpdateBatchPreconditionsPerObject(t *testing.T) {
-	s := storagetest.Open(t, storage.Options{})
-	ctx := context.Background()
-	var pods []*api.Pod
-	for _, name := range []string{"a", "b", "c"} {
-		p := storagetest.Pod("default", name, nil)
-		if err := s.Create(ctx, p); err != nil {
-			t.Fatal(err)
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		s := b.Open(t, storage.Options{})
+		ctx := context.Background()
+		var pods []*api.Pod
+		for _, name := range []string{"a", "b", "c"} {
+			p := storagetest.Pod("default", name, nil)
+			if err := s.Create(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			pods = append(pods, p)
 		}
-		pods = append(pods, p)
-	}
-	commits := s.Stats().Commits
-	pods[0].Spec.NodeName = "n1"
-	pods[1].Spec.NodeName = "n1"
-	pods[1].ResourceVersion = "1" // stale
-	pods[2].Spec.NodeName = "n2"
-	errs := s.UpdateBatch(ctx, []api.Object{pods[0], pods[1], pods[2]})
-	if errs[0] != nil || errs[2] != nil || !errors.Is(errs[1], storage.ErrConflict) {
-		t.Fatalf("UpdateBatch = %v; want nil, ErrConflict, nil", errs)
-	}
-	if got := s.Stats().Commits - commits; got != 1 {
-		t.Errorf("commits for one batch = %d; want 1", got)
-	}
-	for i, want := range []string{"n1", "", "n2"} {
-		o, err := s.Get(ctx, "pods", "default", pods[i].Name)
-		if err != nil {
-			t.Fatal(err)
+		commits := s.Stats().Commits
+		pods[0].Spec.NodeName = "n1"
+		pods[1].Spec.NodeName = "n1"
+		pods[1].ResourceVersion = "1" // stale
+		pods[2].Spec.NodeName = "n2"
+		errs := s.UpdateBatch(ctx, []api.Object{pods[0], pods[1], pods[2]})
+		if errs[0] != nil || errs[2] != nil || !errors.Is(errs[1], storage.ErrConflict) {
+			t.Fatalf("UpdateBatch = %v; want nil, ErrConflict, nil", errs)
 		}
-		if got := o.(*api.Pod).Spec.NodeName; got != want {
-			t.Errorf("pod %s nodeName = %q; want %q", pods[i].Name, got, want)
+		if got := s.Stats().Commits - commits; got != 1 {
+			t.Errorf("commits for one batch = %d; want 1", got)
 		}
-		if i != 1 && o.GetObjectMeta().ResourceVersion != pods[i].ResourceVersion {
-			t.Errorf("pod %s resourceVersion = %s; caller's copy says %s", pods[i].Name, o.GetObjectMeta().ResourceVersion, pods[i].ResourceVersion)
+		for i, want := range []string{"n1", "", "n2"} {
+			o, err := s.Get(ctx, "pods", "default", pods[i].Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := o.(*api.Pod).Spec.NodeName; got != want {
+				t.Errorf("pod %s nodeName = %q; want %q", pods[i].Name, got, want)
+			}
+			if i != 1 && o.GetObjectMeta().ResourceVersion != pods[i].ResourceVersion {
+				t.Errorf("pod %s resourceVersion = %s; caller's copy says %s", pods[i].Name, o.GetObjectMeta().ResourceVersion, pods[i].ResourceVersion)
+			}
 		}
-	}
-	if errs := s.UpdateBatch(ctx, []api.Object{&api.Pod{}}); errs[0] == nil || !errors.Is(errs[0], storage.ErrInvalid) {
-		t.Errorf("UpdateBatch(nameless pod) = %v; want ErrInvalid", errs)
-	}
+		if errs := s.UpdateBatch(ctx, []api.Object{&api.Pod{}}); errs[0] == nil || !errors.Is(errs[0], storage.ErrInvalid) {
+			t.Errorf("UpdateBatch(nameless pod) = %v; want ErrInvalid", errs)
+		}
+	})
 }

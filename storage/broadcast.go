@@ -122,6 +122,23 @@ func (b *broadcaster) remove(w *Watcher) {
 	b.mu.Unlock()
 }
 
+// skipTo cuts off every watcher with err and forgets the ring: the
+// revisions up to rev could not be read, and no watcher may be shown the
+// gap. New watches from below rev replay from the change log.
+func (b *broadcaster) skipTo(rev int64, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ws := range b.watchers {
+		for w := range ws {
+			w.fail(err)
+		}
+	}
+	clear(b.watchers)
+	clear(b.ring)
+	b.start, b.n = 0, 0
+	b.rev = rev
+}
+
 // close ends every watcher with err, refuses new ones, and waits for their
 // goroutines to return.
 func (b *broadcaster) close(err error) {

@@ -53,7 +53,7 @@ func (s *Store) Compact(ctx context.Context) (int64, error) {
 		}
 		lo = hi
 	}
-	if err := s.shrink(ctx); err != nil {
+	if err := s.be.shrink(ctx, s); err != nil {
 		return target, fmt.Errorf("compact: %w", err)
 	}
 	s.log.Debug("compacted", "from", from, "to", target)
@@ -76,7 +76,7 @@ func (s *Store) compactTarget(ctx context.Context, compacted int64) (int64, erro
 		return 0, err
 	}
 	defer s.endRead()
-	tx, err := s.rdb.BeginTx(ctx, nil)
+	tx, err := s.rdb.BeginTx(ctx, s.be.readTx())
 	if err != nil {
 		return 0, translate(err)
 	}
@@ -113,14 +113,14 @@ func compactTargetFor(rev, compacted, minRevisions, firstYoung int64) int64 {
 // deleteChanges deletes the change log up to rev and records rev as the
 // compacted revision, in one transaction.
 func (w *writer) deleteChanges(ctx context.Context, rev int64) error {
-	if err := w.begin(ctx); err != nil {
+	if err := w.be.beginMaintenance(ctx, w); err != nil {
 		return translate(err)
 	}
 	if _, err := w.delChanges.ExecContext(ctx, rev); err != nil {
 		w.rollback(ctx) //nolint:errcheck // the delete's error is the one to report
 		return translate(err)
 	}
-	if _, err := w.setMeta.ExecContext(ctx, rev, metaCompacted); err != nil {
+	if _, err := w.raiseMeta.ExecContext(ctx, rev, metaCompacted, rev); err != nil {
 		w.rollback(ctx) //nolint:errcheck // as above
 		return translate(err)
 	}
@@ -131,76 +131,10 @@ func (w *writer) deleteChanges(ctx context.Context, rev int64) error {
 	return nil
 }
 
-// shrink returns free pages to the file system a chunk at a time, then
-// checkpoints and truncates the write-ahead log.
-func (s *Store) shrink(ctx context.Context) error {
-	for {
-		var free int64
-		err := s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
-			var err error
-			free, err = w.incrementalVacuum(ctx, vacuumChunk)
-			return err
-		}})
-		if err != nil {
-			return fmt.Errorf("incremental vacuum: %w", err)
-		}
-		if free == 0 {
-			break
-		}
-	}
-	return s.checkpoint(ctx)
-}
-
-// incrementalVacuum frees up to n pages and returns how many free pages
-// remain. Each step of the pragma frees one page, so its rows are drained.
-func (w *writer) incrementalVacuum(ctx context.Context, n int) (int64, error) {
-	rows, err := w.conn.QueryContext(ctx, fmt.Sprintf("PRAGMA incremental_vacuum(%d)", n))
-	if err != nil {
-		return 0, translate(err)
-	}
-	for rows.Next() {
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return 0, translate(err)
-	}
-	if err := rows.Close(); err != nil {
-		return 0, translate(err)
-	}
-	var free int64
-	if err := w.conn.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil {
-		return 0, translate(err)
-	}
-	return free, nil
-}
-
 // checkpointBusyTimeout bounds how long a truncating checkpoint waits for
 // readers; meanwhile new writes wait too, so it is short. A checkpoint
 // that cannot finish is retried at the next interval.
 const checkpointBusyTimeout = 100 * time.Millisecond
-
-// checkpoint copies the write-ahead log into the database and truncates
-// it, on the writer's connection between transactions.
-func (s *Store) checkpoint(ctx context.Context) error {
-	var busy, logFrames, done int64
-	err := s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
-		if _, err := w.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", checkpointBusyTimeout.Milliseconds())); err != nil {
-			return translate(err)
-		}
-		err := w.conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done)
-		if _, rerr := w.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds())); err == nil {
-			err = rerr
-		}
-		return translate(err)
-	}})
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if busy != 0 {
-		s.log.Debug("checkpoint incomplete: readers busy", "log_frames", logFrames, "checkpointed", done)
-	}
-	return nil
-}
 
 // maintainLoop runs compaction and checkpoints on the Clock until Close.
 func (s *Store) maintainLoop() {
@@ -225,7 +159,7 @@ func (s *Store) maintainLoop() {
 				s.log.Warn("background compaction failed", "err", err)
 			}
 		case <-checkpointC:
-			if err := s.checkpoint(s.bgCtx); err != nil && s.bgCtx.Err() == nil {
+			if err := s.be.checkpoint(s.bgCtx, s); err != nil && s.bgCtx.Err() == nil {
 				s.log.Warn("background checkpoint failed", "err", err)
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,18 +27,23 @@ const (
 	crashWriters  = 8
 )
 
-// TestSQLiteCrashChild is not a test of its own: TestSQLiteCrashKill9 runs
+// TestCrashChild is not a test of its own: TestCrashKill9 runs
 // the test binary with only this test selected and the environment set.
 // It writes from 8 goroutines and prints every write after it was
 // acknowledged, until it is killed. Without the environment it returns.
-func TestSQLiteCrashChild(t *testing.T) {
-	path := os.Getenv(crashDBEnv)
-	if path == "" {
+func TestCrashChild(t *testing.T) {
+	ds := os.Getenv(crashDBEnv)
+	if ds == "" {
 		return
 	}
 	round := os.Getenv(crashRoundEnv)
 	ctx := context.Background()
-	s, err := storage.Open(ctx, storage.Options{Path: path})
+	opts, err := storage.ParseDatastore(ds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child datastore:", err)
+		os.Exit(3)
+	}
+	s, err := storage.Open(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child open:", err)
 		os.Exit(3)
@@ -78,18 +82,28 @@ func TestSQLiteCrashChild(t *testing.T) {
 	wg.Wait()
 }
 
-func TestSQLiteCrashKill9(t *testing.T) {
+// TestCrashKill9 kills a writing process with SIGKILL mid-batch, 20
+// rounds per backend, and checks that every acknowledged write is there.
+func TestCrashKill9(t *testing.T) {
+	storagetest.ForEachBackend(t, testCrashKill9)
+}
+
+func testCrashKill9(t *testing.T, b storagetest.Backend) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
-	path := filepath.Join(t.TempDir(), "state.db")
+	opts := b.Fresh(t, storage.Options{})
+	ds := opts.Postgres
+	if ds == "" {
+		ds = storage.SQLiteScheme + opts.Path
+	}
 	const rounds = 20
 	total := 0
 	for round := range rounds {
-		acked := crashOnce(t, path, round, time.Duration(50+rng.IntN(351))*time.Millisecond)
+		acked := crashOnce(t, ds, round, time.Duration(50+rng.IntN(351))*time.Millisecond)
 		total += len(acked)
 
-		s, err := storage.Open(context.Background(), storage.Options{Path: path})
+		s, err := storage.Open(context.Background(), opts)
 		if err != nil {
 			t.Fatalf("round %d: Open after kill -9 = %v; want nil", round, err)
 		}
@@ -130,12 +144,12 @@ func seq(name string) int {
 	return round<<32 | i
 }
 
-// crashOnce runs the child against path, kills it with SIGKILL delay after
+// crashOnce runs the child against datastore ds, kills it with SIGKILL delay after
 // its first acknowledged write, and returns the acknowledged lines.
-func crashOnce(t *testing.T, path string, round int, delay time.Duration) []string {
+func crashOnce(t *testing.T, ds string, round int, delay time.Duration) []string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSQLiteCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashDBEnv+"="+path, crashRoundEnv+"="+strconv.Itoa(round))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashDBEnv+"="+ds, crashRoundEnv+"="+strconv.Itoa(round))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()

@@ -111,3 +111,12 @@ const busyTimeout = 10 * time.Second
 
 // journalSizeLimit bounds the WAL file left behind after a checkpoint.
 const journalSizeLimit = 16 << 20
+
+// removeLockFile deletes path's lock file, once the Store using it is
+// closed (a backup's).
+func removeLockFile(path string) error {
+	if err := os.Remove(path + ".lock"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -68,7 +68,7 @@ func (s *Store) scan(ctx context.Context, resource string, opts ListOptions, kee
 		return 0, fmt.Errorf("list %s: %w", resource, err)
 	}
 	defer s.endRead()
-	tx, err := s.rdb.BeginTx(ctx, nil)
+	tx, err := s.rdb.BeginTx(ctx, s.be.readTx())
 	if err != nil {
 		return 0, fmt.Errorf("list %s: %w", resource, translate(err))
 	}

@@ -19,19 +19,28 @@ const (
 	DefaultWatchBuffer         = 1024
 	DefaultWatchCacheSize      = 4096
 	DefaultReadConns           = 4
+	DefaultWriteTimeout        = 10 * time.Second
+	DefaultPollInterval        = time.Second
 )
 
 // maxMaxBatch bounds Options.MaxBatch: SQLite's default limit on bound
 // parameters is per statement, so the bound is about latency, not limits.
 const maxMaxBatch = 4096
 
-// Options configures a Store. The zero value of every field but Path
-// selects its default; Open validates first and applies defaults after.
+// Options configures a Store. The zero value of every field but Path or
+// Postgres selects its default; Open validates first and applies defaults
+// after.
 type Options struct {
-	// Path is the database file. Its directory is created (0700) and the
-	// file (0600) when missing. An existing file must be a skiff database;
-	// it is never recreated or overwritten.
+	// Path is the SQLite database file. Its directory is created (0700)
+	// and the file (0600) when missing. An existing file must be a skiff
+	// database; it is never recreated or overwritten. Exactly one of Path
+	// and Postgres is set.
 	Path string
+	// Postgres is a postgres:// connection URL (see ParseDatastore): the
+	// Store keeps its tables in that database, which several Stores (one
+	// per server) share. An empty database is initialised; one holding
+	// other tables named like skiff's is refused.
+	Postgres string
 	// Clock stamps changes for age-based compaction and drives the
 	// background loops. Default clock.Real{}.
 	Clock clock.Clock
@@ -66,14 +75,27 @@ type Options struct {
 	WatchCacheSize int
 	// ReadConns is the size of the read connection pool. Default 4.
 	ReadConns int
+
+	// WriteTimeout bounds one PostgreSQL write transaction (a batch): a
+	// datastore slower than that fails the batch's writes with
+	// context.DeadlineExceeded rather than stalling the server. SQLite
+	// commits are never interrupted. Default 10s.
+	WriteTimeout time.Duration
+	// PollInterval is how often a PostgreSQL Store reads the change log
+	// for other servers' writes when no notification arrived (the fallback
+	// for lost LISTEN/NOTIFY messages). Default 1s.
+	PollInterval time.Duration
 }
 
 // Validate reports every field that is out of range. Zero values are
 // valid: they select defaults.
 func (o Options) Validate() error {
 	var errs []error
-	if o.Path == "" {
-		errs = append(errs, errors.New("path is required"))
+	switch {
+	case o.Path == "" && o.Postgres == "":
+		errs = append(errs, errors.New("path or postgres URL is required"))
+	case o.Path != "" && o.Postgres != "":
+		errs = append(errs, errors.New("path and postgres URL are exclusive"))
 	}
 	if o.CompactMinRevisions < 0 {
 		errs = append(errs, fmt.Errorf("compact min revisions %d is negative", o.CompactMinRevisions))
@@ -89,6 +111,12 @@ func (o Options) Validate() error {
 	}
 	if o.ReadConns < 0 {
 		errs = append(errs, fmt.Errorf("read conns %d is negative", o.ReadConns))
+	}
+	if o.WriteTimeout < 0 {
+		errs = append(errs, fmt.Errorf("write timeout %v is negative", o.WriteTimeout))
+	}
+	if o.PollInterval < 0 {
+		errs = append(errs, fmt.Errorf("poll interval %v is negative", o.PollInterval))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("storage options: %w", errors.Join(errs...))
@@ -128,6 +156,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReadConns == 0 {
 		o.ReadConns = DefaultReadConns
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = DefaultPollInterval
 	}
 	return o
 }

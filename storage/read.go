@@ -16,13 +16,14 @@ type readStmts struct {
 	meta    *sql.Stmt
 	changes *sql.Stmt
 	tsAt    *sql.Stmt
+	tail    *sql.Stmt // every resource's changes, for following other servers
 	// list[ns][node]: with or without a namespace and a node constraint.
 	list [2][2]*sql.Stmt
 }
 
 const listColumns = `SELECT labels, fields, value FROM objects `
 
-func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
+func prepareReads(ctx context.Context, db *sql.DB, rebind func(string) string) (*readStmts, error) {
 	rs := &readStmts{}
 	for _, p := range []struct {
 		stmt **sql.Stmt
@@ -33,12 +34,14 @@ func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 		{&rs.changes, `SELECT rev, namespace, name, type, ts, labels, fields, prev_labels, prev_fields, value
 			FROM changes WHERE rev > ? AND rev <= ? AND resource = ? ORDER BY rev LIMIT ?`},
 		{&rs.tsAt, `SELECT ts FROM changes WHERE rev >= ? ORDER BY rev LIMIT 1`},
+		{&rs.tail, `SELECT rev, resource, namespace, name, type, ts, labels, fields, prev_labels, prev_fields, value
+			FROM changes WHERE rev > ? AND rev <= ? ORDER BY rev LIMIT ?`},
 		{&rs.list[0][0], listColumns + `WHERE resource = ? ORDER BY namespace, name`},
 		{&rs.list[1][0], listColumns + `WHERE resource = ? AND namespace = ? ORDER BY namespace, name`},
 		{&rs.list[0][1], listColumns + `WHERE resource = ? AND node = ? AND node <> '' ORDER BY namespace, name`},
 		{&rs.list[1][1], listColumns + `WHERE resource = ? AND namespace = ? AND node = ? AND node <> '' ORDER BY namespace, name`},
 	} {
-		st, err := db.PrepareContext(ctx, p.q)
+		st, err := db.PrepareContext(ctx, rebind(p.q))
 		if err != nil {
 			return nil, fmt.Errorf("prepare: %w", translate(err))
 		}
@@ -91,7 +94,7 @@ func (s *Store) readChanges(ctx context.Context, resource string, from, after, t
 		return nil, err
 	}
 	defer s.endRead()
-	tx, err := s.rdb.BeginTx(ctx, nil)
+	tx, err := s.rdb.BeginTx(ctx, s.be.readTx())
 	if err != nil {
 		return nil, fmt.Errorf("read changes: %w", translate(err))
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -16,26 +15,28 @@ import (
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
-// Store is skiff's state: live objects, the change log and watches, in one
-// SQLite file. All methods are safe for concurrent use. Writes go through
-// one writer goroutine that commits them in groups (see Create); reads use
-// a pool of read-only connections and never wait for writes.
+// Store is skiff's state: live objects, the change log and watches, in
+// one SQLite file or in a PostgreSQL database shared by several servers.
+// All methods are safe for concurrent use. Writes go through one writer
+// goroutine that commits them in groups (see Create); reads use a pool of
+// connections and never wait for writes.
 type Store struct {
 	opts      Options
-	path      string
+	path      string // the SQLite file; "" on PostgreSQL
+	be        backend
 	log       *slog.Logger
 	clock     clock.Clock
 	resources map[string]*api.ResourceInfo       // by plural
 	byType    map[reflect.Type]*api.ResourceInfo // by Go type (*api.Pod)
 
-	lock *os.File
-	wdb  *sql.DB // one connection, owned by the writer goroutine
-	w    *writer
-	rdb  *sql.DB // read-only pool
-	rs   *readStmts
-	bc   *broadcaster
+	wdb *sql.DB // the writer's pool: one connection, owned by the writer goroutine
+	w   *writer
+	rdb *sql.DB // read pool
+	rs  *readStmts
+	bc  *broadcaster
 
-	rev       atomic.Int64 // last committed revision
+	pubMu     sync.Mutex   // publishing to bc: the writer and the follower take turns
+	rev       atomic.Int64 // last published revision
 	compacted atomic.Int64 // change-log entries at or below it are gone
 	commits   atomic.Int64 // write transactions committed since Open
 
@@ -47,6 +48,7 @@ type Store struct {
 	closing    chan struct{} // closed when Close starts
 	writerDone chan struct{}
 	loopsDone  chan struct{}
+	followDone chan struct{}
 	bgCtx      context.Context // lifetime of the background loops
 	bgCancel   context.CancelFunc
 	compactMu  sync.Mutex // one compaction at a time
@@ -59,25 +61,21 @@ type Store struct {
 	closeErr  error
 }
 
-// Open opens (or creates) the database at opts.Path and starts the writer
-// and the background compaction and checkpoint loops. An existing file
-// that is not a skiff database, or fails PRAGMA quick_check, is refused
-// with an error naming it (ErrCorrupt, ErrIncompatible) and left untouched;
-// a file another process has open is refused with ErrLocked. ctx bounds
-// only the opening.
+// Open opens (or creates) the store named by opts.Path (SQLite) or
+// opts.Postgres and starts the writer and the background loops
+// (compaction; on SQLite checkpoints, on PostgreSQL following other
+// servers' writes). An existing SQLite file that is not a skiff database,
+// or fails PRAGMA quick_check, is refused with an error naming it
+// (ErrCorrupt, ErrIncompatible) and left untouched; a file another
+// process has open is refused with ErrLocked. A PostgreSQL database is
+// shared: any number of Stores may open it. ctx bounds only the opening.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	path, err := filepath.Abs(opts.Path)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", opts.Path, err)
-	}
 	s := &Store{
 		opts:       opts,
-		path:       path,
-		log:        opts.Logger.With("db", path),
 		clock:      opts.Clock,
 		resources:  make(map[string]*api.ResourceInfo),
 		byType:     make(map[reflect.Type]*api.ResourceInfo),
@@ -85,7 +83,20 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		closing:    make(chan struct{}),
 		writerDone: make(chan struct{}),
 		loopsDone:  make(chan struct{}),
+		followDone: make(chan struct{}),
 	}
+	name := Redact(opts.Postgres)
+	if opts.Postgres != "" {
+		s.be = &pgBackend{url: opts.Postgres}
+	} else {
+		path, err := filepath.Abs(opts.Path)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", opts.Path, err)
+		}
+		s.path, name = path, path
+		s.be = &sqliteBackend{path: path}
+	}
+	s.log = opts.Logger.With("db", name)
 	for _, r := range api.Resources() {
 		s.resources[r.Resource] = &r
 		s.byType[reflect.TypeOf(r.New())] = &r
@@ -94,59 +105,27 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		if cerr := s.closeResources(); cerr != nil {
 			s.log.Warn("closing after failed open", "err", cerr)
 		}
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	go s.writeLoop()
 	go s.maintainLoop()
+	go func() {
+		defer close(s.followDone)
+		s.be.run(s.bgCtx, s)
+	}()
 	return s, nil
 }
 
 // open does Open's I/O; on error the caller closes what was opened.
 func (s *Store) open(ctx context.Context) error {
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return fmt.Errorf("create directory: %w", err)
-	}
-	lock, err := lockFile(s.path)
+	var err error
+	s.wdb, s.rdb, err = s.be.open(ctx, s)
 	if err != nil {
 		return err
 	}
-	s.lock = lock
-	fresh, err := prepareFile(s.path)
-	if err != nil {
+	if s.w, err = newWriter(ctx, s.wdb, s.be); err != nil {
 		return err
-	}
-
-	s.wdb, err = sql.Open("sqlite", dsn(s.path, false))
-	if err != nil {
-		return err
-	}
-	s.wdb.SetMaxOpenConns(1)
-	s.wdb.SetMaxIdleConns(1)
-	conn, err := s.wdb.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("connect: %w", translate(err))
-	}
-	state := stateEmpty
-	if !fresh {
-		if state, err = checkDB(ctx, conn); err != nil {
-			conn.Close()
-			return err
-		}
-	}
-	if state == stateEmpty {
-		if err := initSchema(ctx, conn); err != nil {
-			conn.Close()
-			return fmt.Errorf("initialise: %w", translate(err))
-		}
-	} else {
-		if err := setWAL(ctx, conn); err != nil {
-			conn.Close()
-			return err
-		}
-	}
-	if s.w, err = newWriter(ctx, conn); err != nil {
-		return err // newWriter closed conn
 	}
 	rev, compacted, lastTs, err := s.w.load(ctx)
 	if err != nil {
@@ -154,15 +133,8 @@ func (s *Store) open(ctx context.Context) error {
 	}
 	s.rev.Store(rev)
 	s.compacted.Store(compacted)
-	s.w.lastTs = lastTs
-
-	s.rdb, err = sql.Open("sqlite", dsn(s.path, true))
-	if err != nil {
-		return err
-	}
-	s.rdb.SetMaxOpenConns(s.opts.ReadConns)
-	s.rdb.SetMaxIdleConns(s.opts.ReadConns)
-	if s.rs, err = prepareReads(ctx, s.rdb); err != nil {
+	s.w.lastRev, s.w.lastTs = rev, lastTs
+	if s.rs, err = prepareReads(ctx, s.rdb, s.be.rebind); err != nil {
 		return err
 	}
 	s.bc = newBroadcaster(rev, s.opts.WatchCacheSize)
@@ -179,6 +151,7 @@ func (s *Store) Close() error {
 		close(s.closing)
 		s.bgCancel()
 		<-s.loopsDone
+		<-s.followDone
 		<-s.writerDone
 		s.bc.close(ErrClosed)
 		s.lifeMu.Lock()
@@ -202,19 +175,38 @@ func (s *Store) closeResources() error {
 	if s.wdb != nil {
 		errs = append(errs, s.wdb.Close())
 	}
-	if s.lock != nil {
-		errs = append(errs, s.lock.Close())
+	errs = append(errs, s.be.close())
+	for i, err := range errs {
+		// A connection the server already dropped cannot be closed
+		// cleanly, and nothing is lost by that.
+		if errors.Is(translate(err), ErrUnavailable) {
+			errs[i] = nil
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close %s: %w", s.path, err)
+		return fmt.Errorf("close %s: %w", s.name(), err)
 	}
 	return nil
 }
 
-// Path returns the absolute path of the database file.
+// name is the store's file, or its PostgreSQL URL without the password.
+func (s *Store) name() string {
+	if s.path != "" {
+		return s.path
+	}
+	return Redact(s.opts.Postgres)
+}
+
+// Backend returns "sqlite" or "postgres".
+func (s *Store) Backend() string { return s.be.kind() }
+
+// Path returns the absolute path of the SQLite database file ("" on
+// PostgreSQL).
 func (s *Store) Path() string { return s.path }
 
-// Revision returns the last committed revision (0 for an empty store).
+// Revision returns the last committed revision this Store has published
+// to its watchers (0 for an empty store). On PostgreSQL other servers may
+// have committed newer ones, which it publishes as it learns of them.
 func (s *Store) Revision() int64 { return s.rev.Load() }
 
 // CompactedRevision returns the revision at or below which the change log

@@ -60,170 +60,178 @@ func applyEvents(t *testing.T, state map[string][]byte, evs []storage.Event) {
 	}
 }
 
-func TestSQLiteWatchOrderConcurrentWriters(t *testing.T) {
-	ctx := context.Background()
-	for _, tc := range []struct {
-		name string
-		opts storage.Options
-	}{
-		{"ring", storage.Options{}},
-		{"no ring", storage.Options{WatchCacheSize: -1}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := storagetest.Open(t, tc.opts)
-			// Start the history at 1 so replays from start skip n0.
-			if err := s.Create(ctx, storagetest.Node("n0", nil)); err != nil {
-				t.Fatal(err)
-			}
-			start := s.Revision()
-			w, err := s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Stop()
+func TestWatchOrderConcurrentWriters(t *testing.T) {
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		ctx := context.Background()
+		for _, tc := range []struct {
+			name string
+			opts storage.Options
+		}{
+			{"ring", storage.Options{}},
+			{"no ring", storage.Options{WatchCacheSize: -1}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				s := b.Open(t, tc.opts)
+				// Start the history at 1 so replays from start skip n0.
+				if err := s.Create(ctx, storagetest.Node("n0", nil)); err != nil {
+					t.Fatal(err)
+				}
+				start := s.Revision()
+				w, err := s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Stop()
 
-			const writers, perWriter = 64, 8
-			podWrites := writers * perWriter * 5 / 2 // create + update + half deleted
-			collected := make(chan []storage.Event, 1)
-			go func() { collected <- drain(w, podWrites, 30*time.Second) }()
-			var wg sync.WaitGroup
-			for g := range writers {
-				wg.Go(func() {
-					for i := range perWriter {
-						name := fmt.Sprintf("p-%d-%d", g, i)
-						pod := storagetest.Pod("default", name, map[string]string{"g": fmt.Sprint(g)})
-						if err := s.Create(ctx, pod); err != nil {
-							t.Errorf("Create(%s) = %v", name, err)
-							return
-						}
-						pod.Status.Phase = api.PodRunning
-						if err := s.Update(ctx, pod); err != nil {
-							t.Errorf("Update(%s) = %v", name, err)
-							return
-						}
-						if i%2 == 0 {
-							if _, err := s.Delete(ctx, "pods", "default", name, ""); err != nil {
-								t.Errorf("Delete(%s) = %v", name, err)
+				const writers, perWriter = 64, 8
+				podWrites := writers * perWriter * 5 / 2 // create + update + half deleted
+				collected := make(chan []storage.Event, 1)
+				go func() { collected <- drain(w, podWrites, 30*time.Second) }()
+				var wg sync.WaitGroup
+				for g := range writers {
+					wg.Go(func() {
+						for i := range perWriter {
+							name := fmt.Sprintf("p-%d-%d", g, i)
+							pod := storagetest.Pod("default", name, map[string]string{"g": fmt.Sprint(g)})
+							if err := s.Create(ctx, pod); err != nil {
+								t.Errorf("Create(%s) = %v", name, err)
+								return
+							}
+							pod.Status.Phase = api.PodRunning
+							if err := s.Update(ctx, pod); err != nil {
+								t.Errorf("Update(%s) = %v", name, err)
+								return
+							}
+							if i%2 == 0 {
+								if _, err := s.Delete(ctx, "pods", "default", name, ""); err != nil {
+									t.Errorf("Delete(%s) = %v", name, err)
+								}
+							}
+							// Noise in another resource must not reach the pod watcher.
+							if err := s.Create(ctx, storagetest.ConfigMap("default", name, nil)); err != nil {
+								t.Errorf("Create(cm %s) = %v", name, err)
 							}
 						}
-						// Noise in another resource must not reach the pod watcher.
-						if err := s.Create(ctx, storagetest.ConfigMap("default", name, nil)); err != nil {
-							t.Errorf("Create(cm %s) = %v", name, err)
-						}
+					})
+				}
+				wg.Wait()
+				if t.Failed() {
+					return
+				}
+				end := s.Revision()
+				if end-start != int64(podWrites+writers*perWriter) {
+					t.Fatalf("revisions used = %d; want %d", end-start, podWrites+writers*perWriter)
+				}
+				live := <-collected
+				if len(live) != podWrites {
+					t.Fatalf("live watcher got %d events (Err() = %v); want %d", len(live), w.Err(), podWrites)
+				}
+				storagetest.Quiet(t, w, 50*time.Millisecond)
+				for i := 1; i < len(live); i++ {
+					if live[i].Revision <= live[i-1].Revision {
+						t.Fatalf("event %d revision %d after %d; want strictly increasing", i, live[i].Revision, live[i-1].Revision)
 					}
-				})
-			}
-			wg.Wait()
-			if t.Failed() {
-				return
-			}
-			end := s.Revision()
-			if end-start != int64(podWrites+writers*perWriter) {
-				t.Fatalf("revisions used = %d; want %d", end-start, podWrites+writers*perWriter)
-			}
-			live := <-collected
-			if len(live) != podWrites {
-				t.Fatalf("live watcher got %d events (Err() = %v); want %d", len(live), w.Err(), podWrites)
-			}
-			storagetest.Quiet(t, w, 50*time.Millisecond)
-			for i := 1; i < len(live); i++ {
-				if live[i].Revision <= live[i-1].Revision {
-					t.Fatalf("event %d revision %d after %d; want strictly increasing", i, live[i].Revision, live[i-1].Revision)
 				}
-			}
 
-			// The same history replayed after the fact (ring or change log)
-			// must be identical: no gaps relative to the log.
-			r, err := s.Watch(ctx, "pods", storage.WatchOptions{Revision: start})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Stop()
-			replayed := storagetest.Collect(t, r, podWrites, waitEvent)
-			for i := range live {
-				if live[i].Revision != replayed[i].Revision || live[i].Type != replayed[i].Type || !bytes.Equal(live[i].Value, replayed[i].Value) {
-					t.Fatalf("event %d: live %v@%d, replayed %v@%d; want equal", i, live[i].Type, live[i].Revision, replayed[i].Type, replayed[i].Revision)
-				}
-			}
-
-			state := map[string][]byte{}
-			applyEvents(t, state, live)
-			raw, listRev, err := s.ListRaw(ctx, "pods", storage.ListOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if listRev != end || len(raw) != len(state) {
-				t.Fatalf("ListRaw = %d items at %d; want %d items at %d", len(raw), listRev, len(state), end)
-			}
-			for _, v := range raw {
-				obj, _ := api.DecodeObject(v)
-				m := obj.GetObjectMeta()
-				if !bytes.Equal(state[m.Namespace+"/"+m.Name], v) {
-					t.Errorf("watch state of %s differs from the list", m.Name)
-				}
-			}
-		})
-	}
-}
-
-func TestSQLiteWatchResume(t *testing.T) {
-	ctx := context.Background()
-	for _, tc := range []struct {
-		name string
-		opts storage.Options
-	}{
-		{"from ring", storage.Options{}},
-		{"from change log", storage.Options{WatchCacheSize: -1}},
-		{"log then ring", storage.Options{WatchCacheSize: 10}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := storagetest.Open(t, tc.opts)
-			for i := range 100 {
-				if err := s.Create(ctx, storagetest.ConfigMap("default", fmt.Sprint("c", i), nil)); err != nil {
+				// The same history replayed after the fact (ring or change log)
+				// must be identical: no gaps relative to the log.
+				r, err := s.Watch(ctx, "pods", storage.WatchOptions{Revision: start})
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			w, err := s.Watch(ctx, "configmaps", storage.WatchOptions{Revision: 50})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Stop()
-			evs := storagetest.Collect(t, w, 50, waitEvent)
-			for i, ev := range evs {
-				if want := int64(51 + i); ev.Revision != want || ev.Type != storage.Added {
-					t.Fatalf("event %d = %v@%d; want ADDED@%d", i, ev.Type, ev.Revision, want)
+				defer r.Stop()
+				replayed := storagetest.Collect(t, r, podWrites, waitEvent)
+				for i := range live {
+					if live[i].Revision != replayed[i].Revision || live[i].Type != replayed[i].Type || !bytes.Equal(live[i].Value, replayed[i].Value) {
+						t.Fatalf("event %d: live %v@%d, replayed %v@%d; want equal", i, live[i].Type, live[i].Revision, replayed[i].Type, replayed[i].Revision)
+					}
 				}
-			}
-			if _, err := s.Delete(ctx, "configmaps", "default", "c0", ""); err != nil {
-				t.Fatal(err)
-			}
-			if ev := storagetest.Next(t, w, waitEvent); ev.Revision != 101 || ev.Type != storage.Deleted {
-				t.Fatalf("live event = %v@%d; want DELETED@101", ev.Type, ev.Revision)
-			}
-			storagetest.Quiet(t, w, 20*time.Millisecond)
 
-			// A revision beyond the current one delivers only what follows it.
-			f, err := s.Watch(ctx, "configmaps", storage.WatchOptions{Revision: 102})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Stop()
-			for i := range 2 {
-				if err := s.Create(ctx, storagetest.ConfigMap("default", fmt.Sprint("new", i), nil)); err != nil {
+				state := map[string][]byte{}
+				applyEvents(t, state, live)
+				raw, listRev, err := s.ListRaw(ctx, "pods", storage.ListOptions{})
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			if ev := storagetest.Next(t, f, waitEvent); ev.Revision != 103 {
-				t.Fatalf("Watch(from 102) first event at %d; want 103", ev.Revision)
-			}
-		})
-	}
+				if listRev != end || len(raw) != len(state) {
+					t.Fatalf("ListRaw = %d items at %d; want %d items at %d", len(raw), listRev, len(state), end)
+				}
+				for _, v := range raw {
+					obj, _ := api.DecodeObject(v)
+					m := obj.GetObjectMeta()
+					if !bytes.Equal(state[m.Namespace+"/"+m.Name], v) {
+						t.Errorf("watch state of %s differs from the list", m.Name)
+					}
+				}
+			})
+		}
+	})
 }
 
-func TestSQLiteWatchResumeAcrossReopen(t *testing.T) {
+func TestWatchResume(t *testing.T) {
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		ctx := context.Background()
+		for _, tc := range []struct {
+			name string
+			opts storage.Options
+		}{
+			{"from ring", storage.Options{}},
+			{"from change log", storage.Options{WatchCacheSize: -1}},
+			{"log then ring", storage.Options{WatchCacheSize: 10}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				s := b.Open(t, tc.opts)
+				for i := range 100 {
+					if err := s.Create(ctx, storagetest.ConfigMap("default", fmt.Sprint("c", i), nil)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				w, err := s.Watch(ctx, "configmaps", storage.WatchOptions{Revision: 50})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Stop()
+				evs := storagetest.Collect(t, w, 50, waitEvent)
+				for i, ev := range evs {
+					if want := int64(51 + i); ev.Revision != want || ev.Type != storage.Added {
+						t.Fatalf("event %d = %v@%d; want ADDED@%d", i, ev.Type, ev.Revision, want)
+					}
+				}
+				if _, err := s.Delete(ctx, "configmaps", "default", "c0", ""); err != nil {
+					t.Fatal(err)
+				}
+				if ev := storagetest.Next(t, w, waitEvent); ev.Revision != 101 || ev.Type != storage.Deleted {
+					t.Fatalf("live event = %v@%d; want DELETED@101", ev.Type, ev.Revision)
+				}
+				storagetest.Quiet(t, w, 20*time.Millisecond)
+
+				// A revision beyond the current one delivers only what follows it.
+				f, err := s.Watch(ctx, "configmaps", storage.WatchOptions{Revision: 102})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Stop()
+				for i := range 2 {
+					if err := s.Create(ctx, storagetest.ConfigMap("default", fmt.Sprint("new", i), nil)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if ev := storagetest.Next(t, f, waitEvent); ev.Revision != 103 {
+					t.Fatalf("Watch(from 102) first event at %d; want 103", ev.Revision)
+				}
+			})
+		}
+	})
+}
+
+func TestWatchResumeAcrossReopen(t *testing.T) {
+	storagetest.ForEachBackend(t, testWatchResumeAcrossReopen)
+}
+
+func testWatchResumeAcrossReopen(t *testing.T, b storagetest.Backend) {
 	ctx := context.Background()
-	path := t.TempDir() + "/state.db"
-	s, err := storage.Open(ctx, storage.Options{Path: path})
+	opts := b.Fresh(t, storage.Options{})
+	s, err := storage.Open(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +243,7 @@ func TestSQLiteWatchResumeAcrossReopen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = storage.Open(ctx, storage.Options{Path: path})
+	s, err = storage.Open(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,255 +275,263 @@ type step struct {
 	delete bool
 }
 
-func TestSQLiteWatchSelectorTransitions(t *testing.T) {
-	ctx := context.Background()
-	web, err := labels.Parse("app=web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	onN1, err := fields.Parse("spec.nodeName=n1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name  string
-		opts  storage.WatchOptions
-		steps []step
-		want  []storage.EventType // one per step; 0 = no event
-	}{
-		{
-			name: "label in and out",
-			opts: storage.WatchOptions{Labels: web},
-			steps: []step{
-				{labels: map[string]string{"app": "db"}},
-				{labels: map[string]string{"app": "web"}},
-				{labels: map[string]string{"app": "web"}, phase: api.PodRunning},
-				{labels: map[string]string{"app": "db"}, phase: api.PodRunning},
-				{delete: true},
-			},
-			want: []storage.EventType{0, storage.Added, storage.Modified, storage.Deleted, 0},
-		},
-		{
-			name: "label from none",
-			opts: storage.WatchOptions{Labels: web},
-			steps: []step{
-				{},
-				{labels: map[string]string{"app": "web"}},
-				{},
-			},
-			want: []storage.EventType{0, storage.Added, storage.Deleted},
-		},
-		{
-			name: "bound to node",
-			opts: storage.WatchOptions{Fields: onN1},
-			steps: []step{
-				{},
-				{node: "n1"},
-				{node: "n1", phase: api.PodRunning},
-				{delete: true},
-			},
-			want: []storage.EventType{0, storage.Added, storage.Modified, storage.Deleted},
-		},
-		{
-			name: "other node",
-			opts: storage.WatchOptions{Fields: onN1},
-			steps: []step{
-				{},
-				{node: "n2"},
-				{delete: true},
-			},
-			want: []storage.EventType{0, 0, 0},
-		},
-		{
-			name: "namespace",
-			opts: storage.WatchOptions{Namespace: "other"},
-			steps: []step{
-				{},
-				{delete: true},
-			},
-			want: []storage.EventType{0, 0},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := storagetest.Open(t, storage.Options{})
-			// Start the history at 1 so replays from start skip n0.
-			if err := s.Create(ctx, storagetest.Node("n0", nil)); err != nil {
-				t.Fatal(err)
-			}
-			start := s.Revision()
-			lopts := tt.opts
-			lopts.FromNow = true
-			live, err := s.Watch(ctx, "pods", lopts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer live.Stop()
-			var want []storage.Event
-			for i, st := range tt.steps {
-				if st.delete {
-					if _, err := s.Delete(ctx, "pods", "default", "p", ""); err != nil {
-						t.Fatal(err)
-					}
-				} else {
-					p := storagetest.Pod("default", "p", st.labels)
-					p.Spec.NodeName = st.node
-					if st.phase != "" {
-						p.Status.Phase = st.phase
-					}
-					var err error
-					if i == 0 {
-						err = s.Create(ctx, p)
-					} else {
-						err = s.Update(ctx, p)
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
-				if tt.want[i] != 0 {
-					want = append(want, storage.Event{Type: tt.want[i], Revision: s.Revision()})
-				}
-			}
-			// Replaying the history must look the same as living it.
-			ropts := tt.opts
-			ropts.Revision = start
-			replay, err := s.Watch(ctx, "pods", ropts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer replay.Stop()
-			for _, mode := range []struct {
-				name string
-				w    *storage.Watcher
-			}{
-				{"live", live},
-				{"replayed", replay},
-			} {
-				got := storagetest.Collect(t, mode.w, len(want), waitEvent)
-				storagetest.Quiet(t, mode.w, 20*time.Millisecond)
-				for i := range want {
-					if got[i].Type != want[i].Type || got[i].Revision != want[i].Revision {
-						t.Errorf("%s event %d = %v@%d; want %v@%d", mode.name, i, got[i].Type, got[i].Revision, want[i].Type, want[i].Revision)
-					}
-				}
-			}
-		})
-	}
-}
-
-func TestSQLiteWatchCompacted(t *testing.T) {
-	ctx := context.Background()
-	s := storagetest.Open(t, storage.Options{CompactMinRevisions: 10, CompactMinAge: time.Nanosecond, CompactInterval: -1})
-	for i := range 100 {
-		if err := s.Create(ctx, storagetest.Node(fmt.Sprint("n", i), nil)); err != nil {
+func TestWatchSelectorTransitions(t *testing.T) {
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		ctx := context.Background()
+		web, err := labels.Parse("app=web")
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	got, err := s.Compact(ctx)
-	if err != nil || got != 90 {
-		t.Fatalf("Compact() = %d, %v; want 90, nil", got, err)
-	}
-	tests := []struct {
-		from int64
-		want error
-	}{
-		{1, storage.ErrCompacted},
-		{89, storage.ErrCompacted},
-		{90, nil},
-		{95, nil},
-	}
-	for _, tt := range tests {
-		w, err := s.Watch(ctx, "nodes", storage.WatchOptions{Revision: tt.from})
-		if !errors.Is(err, tt.want) {
-			t.Errorf("Watch(from %d) = %v; want %v", tt.from, err, tt.want)
+		onN1, err := fields.Parse("spec.nodeName=n1")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if err == nil {
-			if ev := storagetest.Next(t, w, waitEvent); ev.Revision != tt.from+1 {
-				t.Errorf("Watch(from %d) first event at %d; want %d", tt.from, ev.Revision, tt.from+1)
-			}
-			w.Stop()
+		tests := []struct {
+			name  string
+			opts  storage.WatchOptions
+			steps []step
+			want  []storage.EventType // one per step; 0 = no event
+		}{
+			{
+				name: "label in and out",
+				opts: storage.WatchOptions{Labels: web},
+				steps: []step{
+					{labels: map[string]string{"app": "db"}},
+					{labels: map[string]string{"app": "web"}},
+					{labels: map[string]string{"app": "web"}, phase: api.PodRunning},
+					{labels: map[string]string{"app": "db"}, phase: api.PodRunning},
+					{delete: true},
+				},
+				want: []storage.EventType{0, storage.Added, storage.Modified, storage.Deleted, 0},
+			},
+			{
+				name: "label from none",
+				opts: storage.WatchOptions{Labels: web},
+				steps: []step{
+					{},
+					{labels: map[string]string{"app": "web"}},
+					{},
+				},
+				want: []storage.EventType{0, storage.Added, storage.Deleted},
+			},
+			{
+				name: "bound to node",
+				opts: storage.WatchOptions{Fields: onN1},
+				steps: []step{
+					{},
+					{node: "n1"},
+					{node: "n1", phase: api.PodRunning},
+					{delete: true},
+				},
+				want: []storage.EventType{0, storage.Added, storage.Modified, storage.Deleted},
+			},
+			{
+				name: "other node",
+				opts: storage.WatchOptions{Fields: onN1},
+				steps: []step{
+					{},
+					{node: "n2"},
+					{delete: true},
+				},
+				want: []storage.EventType{0, 0, 0},
+			},
+			{
+				name: "namespace",
+				opts: storage.WatchOptions{Namespace: "other"},
+				steps: []step{
+					{},
+					{delete: true},
+				},
+				want: []storage.EventType{0, 0},
+			},
 		}
-	}
-}
-
-func TestSQLiteWatchTooSlow(t *testing.T) {
-	ctx := context.Background()
-	s := storagetest.Open(t, storage.Options{WatchBuffer: 16})
-	slow, err := s.Watch(ctx, "configmaps", storage.WatchOptions{FromNow: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.Stop()
-	// The slow watcher never reads. The writers must still finish: the
-	// writer never waits for a watcher.
-	const writers, perWriter = 8, 40
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	for g := range writers {
-		wg.Go(func() {
-			for i := range perWriter {
-				if err := s.Create(wctx, storagetest.ConfigMap("default", fmt.Sprint(g, "-", i), nil)); err != nil {
-					t.Errorf("Create = %v; writers must not block on a slow watcher", err)
-					return
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s := b.Open(t, storage.Options{})
+				// Start the history at 1 so replays from start skip n0.
+				if err := s.Create(ctx, storagetest.Node("n0", nil)); err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
-	}
-	wg.Wait()
-	if got := s.Revision(); got != writers*perWriter {
-		t.Fatalf("Revision() = %d; want %d", got, writers*perWriter)
-	}
-	deadline := time.After(waitEvent)
-	for {
-		select {
-		case _, ok := <-slow.Events():
-			if ok {
-				continue // at most the one event the goroutine held
-			}
-			if err := slow.Err(); !errors.Is(err, storage.ErrTooSlow) {
-				t.Fatalf("slow watcher Err() = %v; want ErrTooSlow", err)
-			}
-			return
-		case <-deadline:
-			t.Fatal("slow watcher still open")
+				start := s.Revision()
+				lopts := tt.opts
+				lopts.FromNow = true
+				live, err := s.Watch(ctx, "pods", lopts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer live.Stop()
+				var want []storage.Event
+				for i, st := range tt.steps {
+					if st.delete {
+						if _, err := s.Delete(ctx, "pods", "default", "p", ""); err != nil {
+							t.Fatal(err)
+						}
+					} else {
+						p := storagetest.Pod("default", "p", st.labels)
+						p.Spec.NodeName = st.node
+						if st.phase != "" {
+							p.Status.Phase = st.phase
+						}
+						var err error
+						if i == 0 {
+							err = s.Create(ctx, p)
+						} else {
+							err = s.Update(ctx, p)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+					if tt.want[i] != 0 {
+						want = append(want, storage.Event{Type: tt.want[i], Revision: s.Revision()})
+					}
+				}
+				// Replaying the history must look the same as living it.
+				ropts := tt.opts
+				ropts.Revision = start
+				replay, err := s.Watch(ctx, "pods", ropts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer replay.Stop()
+				for _, mode := range []struct {
+					name string
+					w    *storage.Watcher
+				}{
+					{"live", live},
+					{"replayed", replay},
+				} {
+					got := storagetest.Collect(t, mode.w, len(want), waitEvent)
+					storagetest.Quiet(t, mode.w, 20*time.Millisecond)
+					for i := range want {
+						if got[i].Type != want[i].Type || got[i].Revision != want[i].Revision {
+							t.Errorf("%s event %d = %v@%d; want %v@%d", mode.name, i, got[i].Type, got[i].Revision, want[i].Type, want[i].Revision)
+						}
+					}
+				}
+			})
 		}
-	}
+	})
 }
 
-func TestSQLiteWatchStop(t *testing.T) {
-	ctx := context.Background()
-	s := storagetest.Open(t, storage.Options{})
-	w, err := s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Stop()
-	w.Stop()
-	if _, ok := <-w.Events(); ok || w.Err() != nil {
-		t.Errorf("after Stop: open=%v Err()=%v; want closed, nil", ok, w.Err())
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	w, err = s.Watch(cctx, "pods", storage.WatchOptions{FromNow: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cancel()
-	if _, ok := <-w.Events(); ok || w.Err() != nil {
-		t.Errorf("after cancel: open=%v Err()=%v; want closed, nil", ok, w.Err())
-	}
-	w, err = s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := <-w.Events(); ok || !errors.Is(w.Err(), storage.ErrClosed) {
-		t.Errorf("after Close: open=%v Err()=%v; want closed, ErrClosed", ok, w.Err())
-	}
-	if _, err := s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true}); !errors.Is(err, storage.ErrClosed) {
-		t.Errorf("Watch after Close = %v; want ErrClosed", err)
-	}
+func TestWatchCompacted(t *testing.T) {
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		ctx := context.Background()
+		s := b.Open(t, storage.Options{CompactMinRevisions: 10, CompactMinAge: time.Nanosecond, CompactInterval: -1})
+		for i := range 100 {
+			if err := s.Create(ctx, storagetest.Node(fmt.Sprint("n", i), nil)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Compact(ctx)
+		if err != nil || got != 90 {
+			t.Fatalf("Compact() = %d, %v; want 90, nil", got, err)
+		}
+		tests := []struct {
+			from int64
+			want error
+		}{
+			{1, storage.ErrCompacted},
+			{89, storage.ErrCompacted},
+			{90, nil},
+			{95, nil},
+		}
+		for _, tt := range tests {
+			w, err := s.Watch(ctx, "nodes", storage.WatchOptions{Revision: tt.from})
+			if !errors.Is(err, tt.want) {
+				t.Errorf("Watch(from %d) = %v; want %v", tt.from, err, tt.want)
+			}
+			if err == nil {
+				if ev := storagetest.Next(t, w, waitEvent); ev.Revision != tt.from+1 {
+					t.Errorf("Watch(from %d) first event at %d; want %d", tt.from, ev.Revision, tt.from+1)
+				}
+				w.Stop()
+			}
+		}
+	})
+}
+
+func TestWatchTooSlow(t *testing.T) {
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		ctx := context.Background()
+		s := b.Open(t, storage.Options{WatchBuffer: 16})
+		slow, err := s.Watch(ctx, "configmaps", storage.WatchOptions{FromNow: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer slow.Stop()
+		// The slow watcher never reads. The writers must still finish: the
+		// writer never waits for a watcher.
+		const writers, perWriter = 8, 40
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		for g := range writers {
+			wg.Go(func() {
+				for i := range perWriter {
+					if err := s.Create(wctx, storagetest.ConfigMap("default", fmt.Sprint(g, "-", i), nil)); err != nil {
+						t.Errorf("Create = %v; writers must not block on a slow watcher", err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if got := s.Revision(); got != writers*perWriter {
+			t.Fatalf("Revision() = %d; want %d", got, writers*perWriter)
+		}
+		deadline := time.After(waitEvent)
+		for {
+			select {
+			case _, ok := <-slow.Events():
+				if ok {
+					continue // at most the one event the goroutine held
+				}
+				if err := slow.Err(); !errors.Is(err, storage.ErrTooSlow) {
+					t.Fatalf("slow watcher Err() = %v; want ErrTooSlow", err)
+				}
+				return
+			case <-deadline:
+				t.Fatal("slow watcher still open")
+			}
+		}
+	})
+}
+
+func TestWatchStop(t *testing.T) {
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		ctx := context.Background()
+		s := b.Open(t, storage.Options{})
+		w, err := s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Stop()
+		w.Stop()
+		if _, ok := <-w.Events(); ok || w.Err() != nil {
+			t.Errorf("after Stop: open=%v Err()=%v; want closed, nil", ok, w.Err())
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		w, err = s.Watch(cctx, "pods", storage.WatchOptions{FromNow: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if _, ok := <-w.Events(); ok || w.Err() != nil {
+			t.Errorf("after cancel: open=%v Err()=%v; want closed, nil", ok, w.Err())
+		}
+		w, err = s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := <-w.Events(); ok || !errors.Is(w.Err(), storage.ErrClosed) {
+			t.Errorf("after Close: open=%v Err()=%v; want closed, ErrClosed", ok, w.Err())
+		}
+		if _, err := s.Watch(ctx, "pods", storage.WatchOptions{FromNow: true}); !errors.Is(err, storage.ErrClosed) {
+			t.Errorf("Watch after Close = %v; want ErrClosed", err)
+		}
+	})
 }

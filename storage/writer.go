@@ -125,22 +125,34 @@ func (s *Store) drainClosed() {
 func (s *Store) runTask(o *op) {
 	if err := o.ctx.Err(); err != nil {
 		o.err = err
+	} else if err := s.w.ensureConnected(o.ctx); err != nil {
+		o.err = err
 	} else {
 		o.err = o.task(o.ctx, s.w)
+		if o.err != nil && s.w.be.resetAfterFailure() {
+			s.w.disconnect()
+		}
 	}
 	close(o.done)
 }
 
 // commit runs ops in one transaction. A failed precondition fails only its
-// op; an SQL error rolls the whole transaction back and fails every op.
+// op; a database error rolls the whole transaction back and fails every op.
 func (s *Store) commit(ops []*op) {
-	ctx := context.Background() // a commit in progress is never interrupted
+	// A commit in progress is never interrupted by a caller; on a network
+	// database it is bounded by WriteTimeout.
+	ctx, cancel := s.commitContext()
+	defer cancel()
 	w := s.w
-	base := s.rev.Load()
-	rev := base
-	ts := max(s.clock.Now().UnixNano(), w.lastTs)
+	var base, rev, ts int64
 	changes := make([]*change, 0, len(ops))
-	err := w.begin(ctx)
+	err := w.ensureConnected(ctx)
+	if err == nil {
+		var lastTs int64
+		base, lastTs, err = w.be.begin(ctx, w)
+		rev = base
+		ts = max(s.clock.Now().UnixNano(), lastTs)
+	}
 	for _, o := range ops {
 		if err != nil {
 			break
@@ -159,16 +171,14 @@ func (s *Store) commit(ops []*op) {
 	}
 	if err == nil && len(changes) > 0 {
 		start := time.Now()
-		err = w.commit(ctx, rev)
+		err = w.be.commit(ctx, w, rev, ts)
 		s.commitNanos.Add(time.Since(start).Nanoseconds())
 	} else if err == nil {
 		err = w.rollback(ctx)
 	}
 	if err != nil {
 		err = translate(err)
-		if rerr := w.rollback(ctx); rerr != nil {
-			s.log.Debug("rollback after failed batch", "err", rerr)
-		}
+		s.abandon(ctx)
 		s.failedCommits.Add(1)
 		for _, o := range ops {
 			o.err = err
@@ -182,13 +192,42 @@ func (s *Store) commit(ops []*op) {
 		for _, c := range changes {
 			c.committed = now
 		}
-		s.rev.Store(rev)
 		s.commits.Add(1)
 		s.writes.Add(int64(len(changes)))
-		w.lastTs = ts
-		s.bc.publish(changes)
+		w.lastRev, w.lastTs = rev, ts
+		s.publishCommitted(base, changes)
 	}
 	for _, o := range ops {
 		close(o.done)
 	}
+}
+
+// commitContext bounds a write transaction: never on SQLite (a local
+// commit is not interrupted halfway), WriteTimeout on a network database.
+func (s *Store) commitContext() (context.Context, context.CancelFunc) {
+	if !s.w.be.resetAfterFailure() {
+		return context.WithCancel(context.Background())
+	}
+	return context.WithTimeout(context.Background(), s.opts.WriteTimeout)
+}
+
+// abandon rolls back a failed transaction, or drops the connection when
+// the backend may have lost it.
+func (s *Store) abandon(ctx context.Context) {
+	w := s.w
+	if w.be.resetAfterFailure() {
+		w.disconnect()
+		return
+	}
+	if rerr := w.rollback(ctx); rerr != nil {
+		s.log.Debug("rollback after failed batch", "err", rerr)
+	}
+}
+
+// ensureConnected reconnects a writer whose connection was dropped.
+func (w *writer) ensureConnected(ctx context.Context) error {
+	if w.conn != nil {
+		return nil
+	}
+	return w.connect(ctx)
 }
