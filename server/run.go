@@ -130,7 +130,7 @@ func (s *server) setup(ctx context.Context) error {
 	}
 	proxy := &logProxy{store: st, cert: clientCert, log: s.log.With("component", "logs")}
 	s.api, err = apiserver.New(apiserver.Config{
-		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource,
+		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource, Admit: s.admit,
 		Events: s.events, Liveness: s.liveness, Logs: proxy.serve,
 	})
 	if err != nil {

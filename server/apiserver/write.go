@@ -81,6 +81,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, rt route) {
 			s.writeError(w, r, errs, rt.res, m.Name)
 			return
 		}
+		if err := s.admitWrite(r, rt, obj, nil); err != nil {
+			s.writeError(w, r, err, rt.res, m.Name)
+			return
+		}
 		if ev, ok := obj.(*api.Event); ok {
 			// Events go through the sink, which folds repeats into the
 			// stored event (200 with it) instead of adding another.
@@ -143,6 +147,9 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 		api.SetDefaults(out)
 		if errs := api.ValidateUpdate(out, cur); len(errs) > 0 {
 			return nil, errs
+		}
+		if err := s.admitWrite(r, rt, out, cur); err != nil {
+			return nil, err
 		}
 		if nodeStatus && heartbeatOnly(out.(*api.Node), cur.(*api.Node), s.clock.Now(), s.heartbeatSnapshot) {
 			// Storing cur unchanged is a no-op for the store: no write,
