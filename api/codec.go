@@ -40,6 +40,11 @@ func DecodeJSON(data []byte, into any) error {
 	if d.More() {
 		return &DecodeError{Msg: "malformed JSON: unexpected data after the top-level value"}
 	}
+	if generic == nil {
+		// An empty YAML document becomes null: it must not decode as the
+		// zero object (a PUT of it would wipe the stored one).
+		return &DecodeError{Msg: "malformed request: the body is empty or null; an object is required"}
+	}
 	if unknown := unknownFields(generic, reflect.TypeOf(into), Path{}, nil); len(unknown) > 0 {
 		return &DecodeError{Field: strings.Join(unknown, `", "`), Msg: "unknown field"}
 	}
