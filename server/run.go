@@ -232,7 +232,8 @@ func (s *server) serve(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
 	served := make(chan error, 1)
-	go func() { served <- hs.ServeTLS(ln, "", "") }()
+	limited := limitConnsPerClient(ln, cfg.MaxConnsPerClient)
+	go func() { served <- hs.ServeTLS(limited, "", "") }()
 
 	// Background loops run until shutdown, and end before the store
 	// closes.
