@@ -38,6 +38,9 @@ var (
 	// ErrNoSpace means the disk (or the database size limit) is full. Writes
 	// fail until space is freed; reads keep working.
 	ErrNoSpace = errors.New("storage: no space left")
+	// ErrTooLarge means an object's encoding is larger than
+	// api.MaxObjectBytes; it is not stored.
+	ErrTooLarge = errors.New("storage: object too large")
 	// ErrInvalid means the request itself is malformed: an unknown resource,
 	// an empty name, a namespace on a cluster-scoped object, an unparseable
 	// resourceVersion.

@@ -70,6 +70,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, rt route) {
 		s.writeError(w, r, err, rt.res, m.Name)
 		return
 	}
+	if errs := api.ValidateListLengths(obj); len(errs) > 0 {
+		// Before defaulting, which would inflate every item.
+		s.writeError(w, r, errs, rt.res, m.Name)
+		return
+	}
 	prepareForCreate(obj, s.clock.Now())
 	generate := m.Name == "" && m.GenerateName != ""
 	for attempt := 0; ; attempt++ {
@@ -135,6 +140,9 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 		next, err := build(cur)
 		if err != nil {
 			return nil, err
+		}
+		if errs := api.ValidateListLengths(next); len(errs) > 0 {
+			return nil, errs
 		}
 		want := next.GetObjectMeta().ResourceVersion
 		if want != "" && want != cur.GetObjectMeta().ResourceVersion {
