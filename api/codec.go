@@ -52,8 +52,18 @@ func DecodeJSON(data []byte, into any) error {
 	if d.More() {
 		return &DecodeError{Msg: "malformed JSON: unexpected data after the top-level value"}
 	}
-	if unknown := unknownFields(generic, reflect.TypeOf(into), Path{}, nil); len(unknown) > 0 {
-		return &DecodeError{Field: unknown[0], More: unknown[1:], Msg: "unknown field"}
+	if generic == nil {
+		// An empty YAML document becomes null: it must not decode as the
+		// zero object (a PUT of it would wipe the stored one).
+		return &DecodeError{Msg: "malformed request: the body is empty or null; an object is required"}
+	}
+	w := fieldWalker{memo: map[reflect.Type]map[string]reflect.Type{}}
+	w.walk(generic, reflect.TypeOf(into), Path{})
+	if w.tooLong != nil {
+		return w.tooLong
+	}
+	if len(w.unknown) > 0 {
+		return &DecodeError{Field: w.unknown[0], More: w.unknown[1:], Msg: "unknown field"}
 	}
 	if err := json.Unmarshal(data, into); err != nil {
 		return translateJSONError(err)
@@ -176,47 +186,75 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-// unknownFields walks the generic JSON value v against Go type t and
-// appends the path of every object key t has no field for.
-func unknownFields(v any, t reflect.Type, p Path, out []string) []string {
+// MaxDecodeListItems is the most items any one list of a decoded object
+// may have. Validation caps each list far lower, with a field path; this
+// coarse cap stops a huge list before it is decoded into typed structs,
+// the costly step.
+const MaxDecodeListItems = 10000
+
+// fieldWalker walks a generic JSON value against a Go type, collecting
+// unknown fields and the first list longer than MaxDecodeListItems.
+type fieldWalker struct {
+	memo    map[reflect.Type]map[string]reflect.Type // jsonFieldsOf by type
+	unknown []string
+	tooLong *DecodeError
+}
+
+func (w *fieldWalker) fields(t reflect.Type) map[string]reflect.Type {
+	f, ok := w.memo[t]
+	if !ok {
+		f = jsonFieldsOf(t)
+		w.memo[t] = f
+	}
+	return f
+}
+
+func (w *fieldWalker) walk(v any, t reflect.Type, p Path) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if reflect.PointerTo(t).Implements(jsonUnmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
-		return out
+		return
 	}
 	switch t.Kind() {
 	case reflect.Struct:
 		m, ok := v.(map[string]any)
 		if !ok {
-			return out // a type error json.Unmarshal reports
+			return // a type error json.Unmarshal reports
 		}
-		fields := jsonFieldsOf(t)
+		fields := w.fields(t)
 		for k, val := range m {
 			ft, ok := fields[k]
 			if !ok {
-				out = append(out, p.Child(k).String())
+				w.unknown = append(w.unknown, p.Child(k).String())
 				continue
 			}
-			out = unknownFields(val, ft, p.Child(k), out)
+			w.walk(val, ft, p.Child(k))
 		}
 	case reflect.Map:
 		if m, ok := v.(map[string]any); ok {
 			for k, val := range m {
-				out = unknownFields(val, t.Elem(), p.Key(k), out)
+				w.walk(val, t.Elem(), p.Key(k))
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 {
-			return out
+			return
 		}
-		if l, ok := v.([]any); ok {
-			for i, val := range l {
-				out = unknownFields(val, t.Elem(), p.Index(i), out)
+		l, ok := v.([]any)
+		if !ok {
+			return
+		}
+		if len(l) > MaxDecodeListItems {
+			if w.tooLong == nil {
+				w.tooLong = &DecodeError{Field: p.String(), Msg: fmt.Sprintf("list of %d items, more than %d, at", len(l), MaxDecodeListItems)}
 			}
+			return
+		}
+		for i, val := range l {
+			w.walk(val, t.Elem(), p.Index(i))
 		}
 	}
-	return out
 }
 
 // jsonFieldsOf maps the JSON names of t's fields (with embedded structs

@@ -18,6 +18,7 @@ const (
 	FieldValueNotSupported FieldErrorType = "ValueNotSupported"
 	FieldValueForbidden    FieldErrorType = "ValueForbidden"
 	FieldValueTooLong      FieldErrorType = "ValueTooLong"
+	FieldValueTooMany      FieldErrorType = "FieldValueTooMany"
 )
 
 var fieldErrorText = map[FieldErrorType]string{
@@ -27,6 +28,7 @@ var fieldErrorText = map[FieldErrorType]string{
 	FieldValueNotSupported: "Unsupported value",
 	FieldValueForbidden:    "Forbidden",
 	FieldValueTooLong:      "Too long",
+	FieldValueTooMany:      "Too many",
 }
 
 // FieldError is one rule broken by one field, named by its JSON path
@@ -44,7 +46,7 @@ func (e *FieldError) Message() string {
 	var b strings.Builder
 	b.WriteString(fieldErrorText[e.Type])
 	switch e.Type {
-	case FieldValueInvalid, FieldValueDuplicate, FieldValueNotSupported:
+	case FieldValueInvalid, FieldValueDuplicate, FieldValueNotSupported, FieldValueTooMany:
 		if e.BadValue != nil {
 			b.WriteString(": ")
 			switch v := e.BadValue.(type) {
@@ -145,4 +147,9 @@ func Forbidden(p Path, detail string) *FieldError {
 // TooLong reports a value at p longer than max.
 func TooLong(p Path, max int) *FieldError {
 	return &FieldError{Field: p.s, Type: FieldValueTooLong, Detail: fmt.Sprintf("must have at most %d bytes", max)}
+}
+
+// TooMany reports a list at p with actual items, more than max.
+func TooMany(p Path, actual, max int) *FieldError {
+	return &FieldError{Field: p.s, Type: FieldValueTooMany, BadValue: actual, Detail: fmt.Sprintf("must have at most %d items", max)}
 }

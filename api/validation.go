@@ -24,6 +24,9 @@ func Validate(obj Object) FieldErrors {
 	if isNilObject(obj) {
 		return nilObject()
 	}
+	if errs := ValidateListLengths(obj); len(errs) > 0 {
+		return errs
+	}
 	var errs FieldErrors
 	switch o := obj.(type) {
 	case *Pod:

@@ -101,8 +101,8 @@ func (s *server) nodeFacts(r *http.Request, node string, req *auth.Request) erro
 	return nil
 }
 
-// referencedByNodePods reports whether a pod in namespace bound to node
-// references the secret or configmap name.
+// referencedByNodePods reports whether a pod in namespace bound to node,
+// other than a mirror pod, references the secret or configmap name.
 func (s *server) referencedByNodePods(r *http.Request, node, resource, namespace, name string) (bool, error) {
 	sel, err := fields.SelectorFromSet(fields.Set{auth.FieldSpecNodeName: node})
 	if err != nil {
@@ -113,7 +113,16 @@ func (s *server) referencedByNodePods(r *http.Request, node, resource, namespace
 		return false, fmt.Errorf("authorize: list pods of node: %w", err)
 	}
 	for _, o := range objs {
-		if pod, ok := o.(*api.Pod); ok && podReferences(pod, resource, name) {
+		pod, ok := o.(*api.Pod)
+		if !ok {
+			continue
+		}
+		if _, mirror := pod.Annotations[MirrorAnnotation]; mirror {
+			// A mirror pod is the node's own word, not the cluster's: it
+			// grants nothing (and admission refuses references in it).
+			continue
+		}
+		if podReferences(pod, resource, name) {
 			return true, nil
 		}
 	}

@@ -83,6 +83,16 @@ type Config struct {
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 
+	// BodyReadTimeout bounds how long a request's body may take to
+	// arrive (DefaultBodyReadTimeout); MaxConnsPerClient caps the open
+	// connections of one address (DefaultMaxConnsPerClient);
+	// MaxRequestsInFlight caps the requests served at once, watches and
+	// streams excepted (DefaultMaxRequestsInFlight). Negative turns a
+	// limit off.
+	BodyReadTimeout     time.Duration
+	MaxConnsPerClient   int
+	MaxRequestsInFlight int
+
 	// Clock drives token expiry, rate limits, certificate renewal and the
 	// store's background loops. Default the wall clock.
 	Clock clock.Clock
@@ -168,6 +178,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.BodyReadTimeout == 0 {
+		c.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if c.MaxConnsPerClient == 0 {
+		c.MaxConnsPerClient = DefaultMaxConnsPerClient
+	}
+	if c.MaxRequestsInFlight == 0 {
+		c.MaxRequestsInFlight = DefaultMaxRequestsInFlight
 	}
 	c.Clock = clock.Or(c.Clock)
 	if c.Logger == nil {

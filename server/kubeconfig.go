@@ -72,7 +72,7 @@ func writeClientConfigs(clientPath, kubePath, url string, caPEM []byte, adminTok
 	if err != nil {
 		return fmt.Errorf("encode kubeconfig: %w", err)
 	}
-	if err := atomicfile.Replace(kubePath, b, 0o600); err != nil {
+	if _, err := atomicfile.ReplaceIfChanged(kubePath, b, 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", kubePath, err)
 	}
 	return nil

@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -294,4 +297,43 @@ func compactOffline(t *testing.T, path string, now time.Time) int64 {
 		t.Fatalf("Compact: %v", err)
 	}
 	return st.CompactedRevision()
+}
+
+// TestStartupFilesNotRewrittenRealTLS is defect 6 of issue 16: every
+// start rewrote server/skiff.yaml, so a server on a full disk could not
+// start. Files whose content is unchanged keep their inode.
+func TestStartupFilesNotRewrittenRealTLS(t *testing.T) {
+	dir := t.TempDir()
+	// The same port both times, as a real server has: the URL in the
+	// client configs stays the same.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := ln.Addr().String()
+	ln.Close()
+	fixed := func(c *Config) { c.Listen = listen }
+	h := startHarnessWith(t, dir, nil, fixed)
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{clientConfigName, kubeconfigName, adminTokenName, joinTokenName, "tls/ca.crt", "tls/server.crt", "tls/server.key"}
+	inodes := map[string]uint64{}
+	for _, n := range names {
+		fi, err := os.Stat(filepath.Join(dir, "server", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inodes[n] = fi.Sys().(*syscall.Stat_t).Ino
+	}
+	startHarnessWith(t, dir, nil, fixed)
+	for _, n := range names {
+		fi, err := os.Stat(filepath.Join(dir, "server", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ino := fi.Sys().(*syscall.Stat_t).Ino; ino != inodes[n] {
+			t.Errorf("server/%s was rewritten on a restart with nothing changed", n)
+		}
+	}
 }

@@ -130,7 +130,7 @@ func (s *server) setup(ctx context.Context) error {
 	}
 	proxy := &logProxy{store: st, cert: clientCert, log: s.log.With("component", "logs")}
 	s.api, err = apiserver.New(apiserver.Config{
-		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource,
+		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource, Admit: s.admit,
 		Events: s.events, Liveness: s.liveness, Logs: proxy.serve,
 	})
 	if err != nil {
@@ -232,7 +232,8 @@ func (s *server) serve(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
 	served := make(chan error, 1)
-	go func() { served <- hs.ServeTLS(ln, "", "") }()
+	limited := limitConnsPerClient(ln, cfg.MaxConnsPerClient)
+	go func() { served <- hs.ServeTLS(limited, "", "") }()
 
 	// Background loops run under a supervisor until shutdown, and end
 	// before the store closes; the first that fails stops the server.

@@ -79,6 +79,9 @@ func (s *Store) encode(obj api.Object) (*encoded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", k, err)
 	}
+	if len(b) > api.MaxObjectBytes {
+		return nil, fmt.Errorf("encode %s: %d bytes, more than %d: %w", k, len(b), api.MaxObjectBytes, ErrTooLarge)
+	}
 	i := bytes.Index(b, []byte(rvKey+rvPlaceholder+`"`))
 	if i < 0 {
 		return nil, fmt.Errorf("encode %s: no metadata.resourceVersion in JSON", k)

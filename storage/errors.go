@@ -51,6 +51,9 @@ var (
 	// operation did not happen, or for a write whose commit was cut off,
 	// may have happened. Retry later (HTTP 503).
 	ErrUnavailable = errors.New("storage: datastore unavailable")
+	// ErrTooLarge means an object's encoding is larger than
+	// api.MaxObjectBytes; it is not stored.
+	ErrTooLarge = errors.New("storage: object too large")
 	// ErrInvalid means the request itself is malformed: an unknown resource,
 	// an empty name, a namespace on a cluster-scoped object, an unparseable
 	// resourceVersion.

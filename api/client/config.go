@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -160,9 +161,20 @@ func parseConfig(data []byte, dir string) (Config, error) {
 	return cfg, nil
 }
 
+// unchanged reports whether path already holds exactly data with mode perm.
+func unchanged(path string, data []byte, perm os.FileMode) bool {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != perm || fi.Size() != int64(len(data)) {
+		return false
+	}
+	cur, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(cur, data)
+}
+
 // WriteConfig writes cfg to path in the format LoadConfig reads, with the CA
 // inline, with mode 0600, atomically (a temporary file in the same
-// directory renamed over path). It creates the directory (0700) if needed.
+// directory renamed over path), and only when path does not already hold
+// exactly that. It creates the directory (0700) if needed.
 // The server calls it on start to hand the CLI its admin credentials.
 func WriteConfig(path string, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
@@ -175,6 +187,11 @@ func WriteConfig(path string, cfg Config) error {
 	data, err := yaml.Marshal(fc)
 	if err != nil {
 		return fmt.Errorf("encode client config: %w", err)
+	}
+	if unchanged(path, data, 0o600) {
+		// Nothing to write: a server starting on a full disk must not
+		// fail here.
+		return nil
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -108,4 +109,17 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// ReplaceIfChanged is Replace, except that when path already holds
+// exactly data with mode perm it writes nothing and returns false. A
+// process that rewrites the same files on every start uses it so that it
+// can still start on a full disk.
+func ReplaceIfChanged(path string, data []byte, perm fs.FileMode) (bool, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() == perm && fi.Size() == int64(len(data)) {
+		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, data) {
+			return false, nil
+		}
+	}
+	return true, Replace(path, data, perm)
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/fields"
 )
 
@@ -50,6 +51,22 @@ type Attributes struct {
 // before the body is read; it may read r.Body only if it puts back an
 // equivalent reader.
 type AuthorizeFunc func(r *http.Request, a Attributes) error
+
+// AdmitFunc checks a write that authorization allowed against the object
+// it would store: obj is the new object, old the stored one (nil for a
+// create). It returns nil to let the write proceed or an error (ideally an
+// *api.StatusError) that fails it unchanged. It may run more than once for
+// one request (an update retried after a conflict) and must not modify
+// obj or old.
+type AdmitFunc func(r *http.Request, a Attributes, obj, old api.Object) error
+
+// admitWrite runs the configured admission hook, if any.
+func (s *Server) admitWrite(r *http.Request, rt route, obj, old api.Object) error {
+	if s.admit == nil {
+		return nil
+	}
+	return s.admit(r, attributes(r, rt), obj, old)
+}
 
 // attributes returns the Attributes of a request on rt.
 func attributes(r *http.Request, rt route) Attributes {

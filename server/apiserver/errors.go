@@ -49,6 +49,9 @@ func toStatus(err error, res *api.ResourceInfo, name string) *api.StatusError {
 		return api.NewGone("too old resource version: %s", err)
 	case errors.Is(err, storage.ErrInvalid):
 		return api.NewBadRequest("%s", err)
+	case errors.Is(err, storage.ErrTooLarge):
+		return api.NewStatusError(http.StatusRequestEntityTooLarge, api.StatusReasonRequestEntityTooLarge,
+			"the object would be larger than %d bytes once stored", api.MaxObjectBytes)
 	case errors.Is(err, storage.ErrNoSpace):
 		return api.NewStatusError(http.StatusInsufficientStorage, api.StatusReasonInternalError, "the server's disk is full; writes are refused until space is freed")
 	case errors.Is(err, storage.ErrClosed):

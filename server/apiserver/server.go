@@ -27,6 +27,10 @@ type Config struct {
 	// Nil allows everything (the caller authenticates and authorizes
 	// elsewhere, or not at all, as in tests).
 	Authorize AuthorizeFunc
+	// Admit, when set, is asked about every create, update and patch once
+	// the object to store is final (decoded, patched, defaulted and
+	// valid), just before it is written; see AdmitFunc. Nil admits all.
+	Admit AdmitFunc
 	// Liveness receives every node heartbeat; nil makes a private one.
 	Liveness *Liveness
 	// HeartbeatSnapshot is how stale a node's stored lastHeartbeatTime may
@@ -61,6 +65,7 @@ type Server struct {
 	heartbeat time.Duration
 	resources []api.ResourceInfo
 	authz     AuthorizeFunc
+	admit     AdmitFunc
 
 	liveness          *Liveness
 	heartbeatSnapshot time.Duration
@@ -82,6 +87,7 @@ func New(cfg Config) (*Server, error) {
 		heartbeat: cfg.WatchHeartbeat,
 		resources: api.Resources(),
 		authz:     cfg.Authorize,
+		admit:     cfg.Admit,
 		logs:      cfg.Logs,
 
 		liveness:          cfg.Liveness,

@@ -70,6 +70,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, rt route) {
 		s.writeError(w, r, err, rt.res, m.Name)
 		return
 	}
+	if errs := api.ValidateListLengths(obj); len(errs) > 0 {
+		// Before defaulting, which would inflate every item.
+		s.writeError(w, r, errs, rt.res, m.Name)
+		return
+	}
 	prepareForCreate(obj, s.clock.Now())
 	generate := m.Name == "" && m.GenerateName != ""
 	for attempt := 0; ; attempt++ {
@@ -79,6 +84,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, rt route) {
 		api.SetDefaults(obj)
 		if errs := api.Validate(obj); len(errs) > 0 {
 			s.writeError(w, r, errs, rt.res, m.Name)
+			return
+		}
+		if err := s.admitWrite(r, rt, obj, nil); err != nil {
+			s.writeError(w, r, err, rt.res, m.Name)
 			return
 		}
 		if isDryRun(r) {
@@ -143,6 +152,9 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 		if err != nil {
 			return nil, err
 		}
+		if errs := api.ValidateListLengths(next); len(errs) > 0 {
+			return nil, errs
+		}
 		want := next.GetObjectMeta().ResourceVersion
 		if want != "" && want != cur.GetObjectMeta().ResourceVersion {
 			return nil, api.NewConflict(resourceName(rt.res), rt.name, "the object has been modified; please apply your changes to the latest version and try again")
@@ -154,6 +166,9 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 		api.SetDefaults(out)
 		if errs := api.ValidateUpdate(out, cur); len(errs) > 0 {
 			return nil, errs
+		}
+		if err := s.admitWrite(r, rt, out, cur); err != nil {
+			return nil, err
 		}
 		if nodeStatus && heartbeatOnly(out.(*api.Node), cur.(*api.Node), s.clock.Now(), s.heartbeatSnapshot) {
 			// Storing cur unchanged is a no-op for the store: no write,

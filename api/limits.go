@@ -1,0 +1,71 @@
+package api
+
+// Caps on list lengths in a pod spec (and every pod template). Defaulting
+// adds fields to each item, so an uncapped list lets a request within the
+// body limit grow past it once stored (50,000 empty containers became
+// 6.9 MB). The caps are far above what a real pod uses.
+const (
+	MaxContainers       = 100
+	MaxInitContainers   = 100
+	MaxVolumes          = 256
+	MaxImagePullSecrets = 64
+	MaxTolerations      = 256
+	// Per container.
+	MaxPorts        = 256
+	MaxEnv          = 1024
+	MaxEnvFrom      = 64
+	MaxVolumeMounts = 256
+)
+
+// MaxObjectBytes is the largest JSON encoding of a stored object. It is
+// the request body limit less room for the server-set fields
+// (resourceVersion, uid, timestamps), so that every object a GET returns
+// is accepted back by a PUT.
+const MaxObjectBytes = 3<<20 - 4<<10
+
+// ValidateListLengths checks the list caps of obj alone, without looking
+// at the items. It is cheap, and the API server runs it before defaulting
+// so an oversized request costs little; Validate runs it too.
+func ValidateListLengths(obj Object) FieldErrors {
+	switch o := obj.(type) {
+	case *Pod:
+		return validatePodSpecLengths(&o.Spec, NewPath("spec"))
+	case *Deployment:
+		return validatePodSpecLengths(&o.Spec.Template.Spec, NewPath("spec", "template", "spec"))
+	case *DaemonSet:
+		return validatePodSpecLengths(&o.Spec.Template.Spec, NewPath("spec", "template", "spec"))
+	}
+	return nil
+}
+
+// validatePodSpecLengths checks the list caps of a pod spec at p.
+func validatePodSpecLengths(s *PodSpec, p Path) FieldErrors {
+	var errs FieldErrors
+	check := func(n, max int, p Path) {
+		if n > max {
+			errs = append(errs, TooMany(p, n, max))
+		}
+	}
+	check(len(s.Containers), MaxContainers, p.Child("containers"))
+	check(len(s.InitContainers), MaxInitContainers, p.Child("initContainers"))
+	check(len(s.Volumes), MaxVolumes, p.Child("volumes"))
+	check(len(s.ImagePullSecrets), MaxImagePullSecrets, p.Child("imagePullSecrets"))
+	check(len(s.Tolerations), MaxTolerations, p.Child("tolerations"))
+	if len(errs) > 0 {
+		return errs // the containers are not looked at one by one
+	}
+	for _, list := range []struct {
+		name string
+		cs   []Container
+	}{{"initContainers", s.InitContainers}, {"containers", s.Containers}} {
+		for i := range list.cs {
+			c := &list.cs[i]
+			cp := p.Child(list.name).Index(i)
+			check(len(c.Ports), MaxPorts, cp.Child("ports"))
+			check(len(c.Env), MaxEnv, cp.Child("env"))
+			check(len(c.EnvFrom), MaxEnvFrom, cp.Child("envFrom"))
+			check(len(c.VolumeMounts), MaxVolumeMounts, cp.Child("volumeMounts"))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,197 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+)
+
+// Defaults of the request limits (Config.BodyReadTimeout,
+// MaxConnsPerClient and MaxRequestsInFlight).
+const (
+	// DefaultBodyReadTimeout bounds how long a request body may take to
+	// arrive: 3 MiB in 60 s is 50 KiB/s, slow for any real link.
+	DefaultBodyReadTimeout = 60 * time.Second
+	// DefaultMaxConnsPerClient caps the open connections of one address.
+	DefaultMaxConnsPerClient = 256
+	// DefaultMaxRequestsInFlight caps the requests being served at once,
+	// long-running ones (watches, followed logs, streams) excepted, as
+	// Kubernetes' --max-requests-inflight.
+	DefaultMaxRequestsInFlight = 400
+	// inFlightRetryAfter is the Retry-After of a 429 for a full server.
+	inFlightRetryAfter = 1
+)
+
+// limitBodyRead gives a request's body a read deadline of d from when the
+// handler starts, and lifts it once the body is read, so a client that
+// declares a body and never sends it is cut off while a slow handler (or
+// the connection's next request) is not. Requests without a body, which
+// include every watch and stream upgrade, are left alone.
+func limitBodyRead(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if d > 0 && r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+				rc := http.NewResponseController(w)
+				if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
+					r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// deadlineBody lifts the connection's read deadline when the body ends.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	once sync.Once
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.lift()
+	}
+	return n, err
+}
+
+func (b *deadlineBody) Close() error {
+	b.lift()
+	return b.ReadCloser.Close()
+}
+
+// lift clears the deadline; after a timeout the connection is done anyway.
+func (b *deadlineBody) lift() {
+	// An error means the connection is gone: nothing left to lift.
+	b.once.Do(func() { b.rc.SetReadDeadline(time.Time{}) })
+}
+
+// isLongRunning reports requests that may legitimately last for as long
+// as the client wants: watches, followed logs, and upgraded streams (exec,
+// attach, port-forward). They are not counted as in flight.
+func isLongRunning(r *http.Request) bool {
+	q := r.URL.Query()
+	switch {
+	case isTrueParam(q.Get("watch")), isTrueParam(q.Get("follow")):
+		return true
+	case strings.Contains(r.URL.Path, "/watch/"):
+		return true
+	case r.Header.Get("Upgrade") != "":
+		return true
+	}
+	for _, sub := range []string{"/exec", "/attach", "/portforward", "/proxy"} {
+		if strings.HasSuffix(r.URL.Path, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func isTrueParam(s string) bool { return s == "true" || s == "1" }
+
+// limitInFlight answers 429 with a Retry-After when max requests other
+// than long-running ones and the health probes are already being served.
+func limitInFlight(max int) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if max <= 0 {
+			return next
+		}
+		slots := make(chan struct{}, max)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || isLongRunning(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			select {
+			case slots <- struct{}{}:
+			default:
+				w.Header().Set("Retry-After", strconv.Itoa(inFlightRetryAfter))
+				writeStatus(w, api.NewStatusError(http.StatusTooManyRequests, api.StatusReasonTooManyRequests,
+					"too many requests in flight; retry after %d second(s)", inFlightRetryAfter))
+				return
+			}
+			defer func() { <-slots }()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// connLimitListener closes new connections from an address that already
+// has max open ones. A closed connection frees its slot.
+type connLimitListener struct {
+	net.Listener
+	max int
+
+	mu    sync.Mutex
+	conns map[string]int // open connections by remote IP
+}
+
+// limitConnsPerClient wraps ln; max <= 0 means no limit.
+func limitConnsPerClient(ln net.Listener, max int) net.Listener {
+	if max <= 0 {
+		return ln
+	}
+	return &connLimitListener{Listener: ln, max: max, conns: make(map[string]int)}
+}
+
+// Accept returns the next connection within its address's limit; it
+// closes the ones beyond it without a word, as a full backlog would.
+func (l *connLimitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		ip := remoteIP(c.RemoteAddr())
+		l.mu.Lock()
+		over := l.conns[ip] >= l.max
+		if !over {
+			l.conns[ip]++
+		}
+		l.mu.Unlock()
+		if over {
+			c.Close() // refused; a failed close leaves nothing to do
+			continue
+		}
+		return &limitedConn{Conn: c, release: func() { l.release(ip) }}, nil
+	}
+}
+
+func (l *connLimitListener) release(ip string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conns[ip]--; l.conns[ip] <= 0 {
+		delete(l.conns, ip)
+	}
+}
+
+func remoteIP(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
+
+// limitedConn releases its slot once, on the first Close.
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
