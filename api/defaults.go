@@ -43,6 +43,10 @@ func SetDefaults(obj Object) {
 		SetDefaultsDeployment(o)
 	case *DaemonSet:
 		SetDefaultsDaemonSet(o)
+	case *Service:
+		SetDefaultsService(o)
+	case *EndpointSlice:
+		SetDefaultsEndpointSlice(o)
 	}
 	// ConfigMap and Event have no defaults.
 }

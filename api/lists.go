@@ -33,4 +33,8 @@ type (
 	ConfigMapList  = List[ConfigMap]
 	DeploymentList = List[Deployment]
 	DaemonSetList  = List[DaemonSet]
+
+	ServiceList       = List[Service]
+	EndpointsList     = List[Endpoints]
+	EndpointSliceList = List[EndpointSlice]
 )

@@ -42,6 +42,12 @@ func Validate(obj Object) FieldErrors {
 		errs = validateDeployment(o)
 	case *DaemonSet:
 		errs = validateDaemonSet(o)
+	case *Service:
+		errs = validateService(o)
+	case *Endpoints:
+		errs = validateEndpoints(o)
+	case *EndpointSlice:
+		errs = validateEndpointSlice(o)
 	default:
 		return FieldErrors{NotSupported(NewPath("kind"), fmt.Sprintf("%T", obj), supportedKinds())}
 	}
@@ -72,6 +78,12 @@ func isNilObject(obj Object) bool {
 	case *Deployment:
 		return o == nil
 	case *DaemonSet:
+		return o == nil
+	case *Service:
+		return o == nil
+	case *Endpoints:
+		return o == nil
+	case *EndpointSlice:
 		return o == nil
 	}
 	return false
