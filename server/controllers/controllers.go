@@ -160,10 +160,11 @@ func (nopRecorder) Eventf(context.Context, api.Object, string, string, string, .
 // Informers are the shared informers the controllers read.
 type Informers struct {
 	Pods, Nodes, Deployments, DaemonSets *Informer
+	Services, EndpointSlices             *Informer
 }
 
 func (in *Informers) all() []*Informer {
-	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets}
+	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.Services, in.EndpointSlices}
 }
 
 // Manager runs every controller over one set of informers. Create it with
@@ -175,6 +176,7 @@ type Manager struct {
 	Deploy    *DeploymentController
 	Daemons   *DaemonSetController
 	GC        *GarbageCollector
+	Endpoints *EndpointsController
 }
 
 // New builds the informers and controllers of cfg.
@@ -189,7 +191,13 @@ func New(cfg Config) (*Manager, error) {
 		Nodes:       NewInformer(cfg.Store, "nodes", cfg.Clock, log),
 		Deployments: NewInformer(cfg.Store, "deployments", cfg.Clock, log),
 		DaemonSets:  NewInformer(cfg.Store, "daemonsets", cfg.Clock, log),
+
+		Services:       NewInformer(cfg.Store, "services", cfg.Clock, log),
+		EndpointSlices: NewInformer(cfg.Store, "endpointslices", cfg.Clock, log),
 	}
+	in.Pods.AddIndex(indexByNamespace, byNamespace)
+	in.Services.AddIndex(indexByNamespace, byNamespace)
+	in.EndpointSlices.AddIndex(indexByService, slicesByService)
 	in.Pods.AddIndex(indexByOwner, podsByOwner)
 	in.Pods.AddIndex(indexByNode, podsByNode)
 	w := podWriter{store: cfg.Store, pods: in.Pods}
@@ -198,6 +206,7 @@ func New(cfg Config) (*Manager, error) {
 	m.Deploy = newDeploymentController(cfg, in, w)
 	m.Daemons = newDaemonSetController(cfg, in, w)
 	m.GC = newGarbageCollector(cfg, in, w)
+	m.Endpoints = newEndpointsController(cfg, in)
 	return m, nil
 }
 
@@ -227,7 +236,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 	}
 	m.Nodes.start(m.cfg.Clock.Now())
-	for _, q := range []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker()} {
+	for _, q := range []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Endpoints.worker()} {
 		for range m.cfg.Workers {
 			wg.Go(func() { q.run(ctx, m.cfg.Logger) })
 		}

@@ -97,7 +97,7 @@ func newHarness(t *testing.T, tweak ...func(*Config)) *harness {
 // controller until the store stops changing.
 func (h *harness) settle() {
 	h.t.Helper()
-	workers := []*worker{h.m.Deploy.worker(), h.m.Daemons.worker(), h.m.GC.worker(), h.m.Nodes.worker()}
+	workers := []*worker{h.m.Deploy.worker(), h.m.Daemons.worker(), h.m.GC.worker(), h.m.Nodes.worker(), h.m.Endpoints.worker()}
 	for round := 0; ; round++ {
 		if round > 200 {
 			h.t.Fatal("controllers did not settle in 200 rounds")
