@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -63,6 +64,7 @@ func DecodeJSON(data []byte, into any) error {
 		return w.tooLong
 	}
 	if len(w.unknown) > 0 {
+		sort.Strings(w.unknown)
 		return &DecodeError{Field: w.unknown[0], More: w.unknown[1:], Msg: "unknown field"}
 	}
 	if err := json.Unmarshal(data, into); err != nil {

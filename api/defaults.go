@@ -49,6 +49,10 @@ func SetDefaults(obj Object) {
 		SetDefaultsJob(o)
 	case *CronJob:
 		SetDefaultsCronJob(o)
+	case *Service:
+		SetDefaultsService(o)
+	case *EndpointSlice:
+		SetDefaultsEndpointSlice(o)
 	}
 	// ConfigMap and Event have no defaults.
 }

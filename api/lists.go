@@ -36,4 +36,8 @@ type (
 	ReplicaSetList = List[ReplicaSet]
 	JobList        = List[Job]
 	CronJobList    = List[CronJob]
+
+	ServiceList       = List[Service]
+	EndpointsList     = List[Endpoints]
+	EndpointSliceList = List[EndpointSlice]
 )

@@ -29,7 +29,8 @@ type PodSpec struct {
 	RestartPolicy                 RestartPolicy          `json:"restartPolicy,omitempty"`
 	TerminationGracePeriodSeconds *int64                 `json:"terminationGracePeriodSeconds,omitempty"`
 	ActiveDeadlineSeconds         *int64                 `json:"activeDeadlineSeconds,omitempty"` // stored only
-	DNSPolicy                     string                 `json:"dnsPolicy,omitempty"`             // stored only
+	DNSPolicy                     string                 `json:"dnsPolicy,omitempty"`
+	DNSConfig                     *PodDNSConfig          `json:"dnsConfig,omitempty"`
 	NodeSelector                  map[string]string      `json:"nodeSelector,omitempty"`
 	ServiceAccountName            string                 `json:"serviceAccountName,omitempty"` // stored only
 	AutomountServiceAccountToken  *bool                  `json:"automountServiceAccountToken,omitempty"`
@@ -38,13 +39,28 @@ type PodSpec struct {
 	SecurityContext               *PodSecurityContext    `json:"securityContext,omitempty"`
 	ImagePullSecrets              []LocalObjectReference `json:"imagePullSecrets,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 	Hostname                      string                 `json:"hostname,omitempty"`
-	Subdomain                     string                 `json:"subdomain,omitempty"` // stored only
+	Subdomain                     string                 `json:"subdomain,omitempty"`
 	Affinity                      *Affinity              `json:"affinity,omitempty"`
 	SchedulerName                 string                 `json:"schedulerName,omitempty"` // stored only
 	Tolerations                   []Toleration           `json:"tolerations,omitempty"`
 	PriorityClassName             string                 `json:"priorityClassName,omitempty"` // stored only
 	Priority                      *int32                 `json:"priority,omitempty"`
 	EnableServiceLinks            *bool                  `json:"enableServiceLinks,omitempty"` // stored only
+}
+
+// PodDNSConfig adds to (or, with dnsPolicy None, makes up) the pod's
+// /etc/resolv.conf: nameservers and search domains are appended, options
+// override those of the same name.
+type PodDNSConfig struct {
+	Nameservers []string             `json:"nameservers,omitempty"`
+	Searches    []string             `json:"searches,omitempty"`
+	Options     []PodDNSConfigOption `json:"options,omitempty"`
+}
+
+// PodDNSConfigOption is one resolver option ("ndots", "5").
+type PodDNSConfigOption struct {
+	Name  string  `json:"name,omitempty"`
+	Value *string `json:"value,omitempty"`
 }
 
 // PodSecurityContext holds pod-level security settings.

@@ -39,11 +39,14 @@ func Resources() []ResourceInfo {
 		{Version: "v1", Resource: "events", Singular: "event", Kind: "Event", ShortNames: []string{"ev"}, Namespaced: true, New: func() Object { return &Event{} }},
 		{Version: "v1", Resource: "secrets", Singular: "secret", Kind: "Secret", Namespaced: true, New: func() Object { return &Secret{} }},
 		{Version: "v1", Resource: "configmaps", Singular: "configmap", Kind: "ConfigMap", ShortNames: []string{"cm"}, Namespaced: true, New: func() Object { return &ConfigMap{} }},
+		{Version: "v1", Resource: "services", Singular: "service", Kind: "Service", ShortNames: []string{"svc"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &Service{} }},
+		{Version: "v1", Resource: "endpoints", Singular: "endpoints", Kind: "Endpoints", ShortNames: []string{"ep"}, Namespaced: true, New: func() Object { return &Endpoints{} }},
 		{Group: "apps", Version: "v1", Resource: "deployments", Singular: "deployment", Kind: "Deployment", ShortNames: []string{"deploy"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &Deployment{} }},
 		{Group: "apps", Version: "v1", Resource: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", ShortNames: []string{"ds"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &DaemonSet{} }},
 		{Group: "apps", Version: "v1", Resource: "replicasets", Singular: "replicaset", Kind: "ReplicaSet", ShortNames: []string{"rs"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &ReplicaSet{} }},
 		{Group: "batch", Version: "v1", Resource: "jobs", Singular: "job", Kind: "Job", Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &Job{} }},
 		{Group: "batch", Version: "v1", Resource: "cronjobs", Singular: "cronjob", Kind: "CronJob", ShortNames: []string{"cj"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &CronJob{} }},
+		{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices", Singular: "endpointslice", Kind: "EndpointSlice", Namespaced: true, New: func() Object { return &EndpointSlice{} }},
 	}
 }
 
@@ -103,6 +106,12 @@ func ResourceOf(obj Object) (ResourceInfo, bool) {
 		kind = "Job"
 	case *CronJob:
 		kind = "CronJob"
+	case *Service:
+		kind = "Service"
+	case *Endpoints:
+		kind = "Endpoints"
+	case *EndpointSlice:
+		kind = "EndpointSlice"
 	default:
 		return ResourceInfo{}, false
 	}

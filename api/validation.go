@@ -51,6 +51,12 @@ func Validate(obj Object) FieldErrors {
 		errs = validateJob(o)
 	case *CronJob:
 		errs = validateCronJob(o)
+	case *Service:
+		errs = validateService(o)
+	case *Endpoints:
+		errs = validateEndpoints(o)
+	case *EndpointSlice:
+		errs = validateEndpointSlice(o)
 	default:
 		return FieldErrors{NotSupported(NewPath("kind"), fmt.Sprintf("%T", obj), supportedKinds())}
 	}
@@ -87,6 +93,12 @@ func isNilObject(obj Object) bool {
 	case *Job:
 		return o == nil
 	case *CronJob:
+		return o == nil
+	case *Service:
+		return o == nil
+	case *Endpoints:
+		return o == nil
+	case *EndpointSlice:
 		return o == nil
 	}
 	return false

@@ -52,6 +52,7 @@ func validatePodSpec(s *PodSpec, p Path) FieldErrors {
 		p.Child("restartPolicy"))...)
 	errs = append(errs, validateOneOf(s.DNSPolicy,
 		[]string{DNSClusterFirstWithHostNet, DNSClusterFirst, DNSDefault, DNSNone}, p.Child("dnsPolicy"))...)
+	errs = append(errs, validatePodDNSConfig(s.DNSPolicy, s.DNSConfig, p.Child("dnsConfig"))...)
 	if s.TerminationGracePeriodSeconds != nil {
 		errs = append(errs, validateNonnegative(*s.TerminationGracePeriodSeconds, p.Child("terminationGracePeriodSeconds"))...)
 	}

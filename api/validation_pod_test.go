@@ -31,7 +31,14 @@ func TestValidatePod(t *testing.T) {
 		{"termination message policy", func(p *Pod) { p.Spec.Containers[0].TerminationMessagePolicy = "Log" }, []fe{nsup(c0 + ".terminationMessagePolicy")}},
 		{"restart policy", func(p *Pod) { p.Spec.RestartPolicy = "Sometimes" }, []fe{nsup("spec.restartPolicy")}},
 		{"dns policy", func(p *Pod) { p.Spec.DNSPolicy = "Google" }, []fe{nsup("spec.dnsPolicy")}},
-		{"dns policy stored only", func(p *Pod) { p.Spec.DNSPolicy = DNSNone }, nil},
+		{"dns policy None without dnsConfig", func(p *Pod) { p.Spec.DNSPolicy = DNSNone }, []fe{req("spec.dnsConfig")}},
+		{"dns policy None with a nameserver", func(p *Pod) {
+			p.Spec.DNSPolicy = DNSNone
+			p.Spec.DNSConfig = &PodDNSConfig{Nameservers: []string{"10.0.0.2"}, Searches: []string{"example.com."}}
+		}, nil},
+		{"dns config bad nameserver", func(p *Pod) {
+			p.Spec.DNSConfig = &PodDNSConfig{Nameservers: []string{"dns"}, Searches: []string{"-bad"}, Options: []PodDNSConfigOption{{}}}
+		}, []fe{inv("spec.dnsConfig.nameservers[0]"), inv("spec.dnsConfig.searches[0]"), req("spec.dnsConfig.options[0].name")}},
 		{"grace period negative", func(p *Pod) { p.Spec.TerminationGracePeriodSeconds = ptrTo(int64(-1)) }, []fe{inv("spec.terminationGracePeriodSeconds")}},
 		{"active deadline zero", func(p *Pod) { p.Spec.ActiveDeadlineSeconds = ptrTo(int64(0)) }, []fe{inv("spec.activeDeadlineSeconds")}},
 		{"priority any", func(p *Pod) { p.Spec.Priority = ptrTo(int32(-2000000000)) }, nil},

@@ -58,6 +58,12 @@ func ValidateUpdate(obj, old Object) FieldErrors {
 		errs = append(errs, validateSelectorUpdate(o.Spec.Selector, old.(*ReplicaSet).Spec.Selector)...)
 	case *Job:
 		errs = append(errs, validateJobUpdate(o, old.(*Job))...)
+	case *Service:
+		errs = append(errs, validateServiceUpdate(o, old.(*Service))...)
+	case *EndpointSlice:
+		if o.AddressType != old.(*EndpointSlice).AddressType {
+			errs = append(errs, Invalid(NewPath("addressType"), o.AddressType, fieldImmutableErrorMsg))
+		}
 	}
 	if len(errs) == 0 {
 		return nil

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skiffhq/skiff/api/labels"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/server/servicealloc"
 )
 
 // Defaults of Config, as SPEC.md fixes them for `skiff server`.
@@ -19,6 +21,10 @@ const (
 	DefaultDataDir            = "/var/lib/skiff"
 	DefaultListen             = "0.0.0.0:7443"
 	DefaultClusterCIDR        = "10.42.0.0/16"
+	DefaultServiceCIDR        = servicealloc.DefaultServiceCIDR
+	DefaultNodePortRange      = servicealloc.DefaultNodePortRange
+	DefaultClusterDNS         = "10.43.0.10"
+	DefaultClusterDomain      = "cluster.local"
 	DefaultNodeMonitorGrace   = 40 * time.Second
 	DefaultPodEvictionTimeout = 60 * time.Second
 	// DefaultShutdownTimeout bounds a graceful shutdown.
@@ -58,6 +64,17 @@ type Config struct {
 	// DefaultClusterCIDR. It is validated and kept for the node IPAM
 	// controller, which does not exist yet.
 	ClusterCIDR string
+	// ServiceCIDR is where Service cluster IPs come from (--service-cidr),
+	// NodePortRange where node ports come from
+	// (--service-node-port-range). Defaults DefaultServiceCIDR and
+	// DefaultNodePortRange.
+	ServiceCIDR   string
+	NodePortRange string
+	// ClusterDNS is the cluster IP of the DNS Service (kube-system/kube-dns,
+	// served by every agent), inside ServiceCIDR; ClusterDomain the DNS
+	// suffix of Services. Defaults DefaultClusterDNS, DefaultClusterDomain.
+	ClusterDNS    string
+	ClusterDomain string
 	// NodeMonitorGrace is how long a node may go without a heartbeat
 	// before the node lifecycle controller marks it unreachable;
 	// PodEvictionTimeout how long its pods then stay before they are
@@ -142,6 +159,17 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("cluster CIDR %s: want an IPv4 prefix of /%d or larger", c.ClusterCIDR, maxClusterCIDRBits))
 		}
 	}
+	if _, err := servicealloc.New(servicealloc.Config{ServiceCIDR: c.ServiceCIDR, NodePortRange: c.NodePortRange}); err != nil {
+		errs = append(errs, err)
+	}
+	if c.ClusterDNS != "" {
+		if _, err := netip.ParseAddr(c.ClusterDNS); err != nil {
+			errs = append(errs, fmt.Errorf("cluster DNS: %w", err))
+		}
+	}
+	if c.ClusterDomain != "" && len(labels.IsDNS1123Subdomain(c.ClusterDomain)) > 0 {
+		errs = append(errs, fmt.Errorf("cluster domain %q: want a DNS name such as cluster.local", c.ClusterDomain))
+	}
 	for _, san := range c.TLSSANs {
 		if strings.TrimSpace(san) == "" {
 			errs = append(errs, errors.New("tls SAN: empty name"))
@@ -169,6 +197,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ClusterCIDR == "" {
 		c.ClusterCIDR = DefaultClusterCIDR
+	}
+	if c.ServiceCIDR == "" {
+		c.ServiceCIDR = DefaultServiceCIDR
+	}
+	if c.NodePortRange == "" {
+		c.NodePortRange = DefaultNodePortRange
+	}
+	if c.ClusterDNS == "" {
+		c.ClusterDNS = DefaultClusterDNS
+	}
+	if c.ClusterDomain == "" {
+		c.ClusterDomain = DefaultClusterDomain
 	}
 	if c.NodeMonitorGrace == 0 {
 		c.NodeMonitorGrace = DefaultNodeMonitorGrace

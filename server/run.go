@@ -21,6 +21,7 @@ import (
 	"github.com/skiffhq/skiff/server/events"
 	"github.com/skiffhq/skiff/server/ipam"
 	"github.com/skiffhq/skiff/server/scheduler"
+	"github.com/skiffhq/skiff/server/servicealloc"
 	"github.com/skiffhq/skiff/server/tlsutil"
 	"github.com/skiffhq/skiff/server/usage"
 	"github.com/skiffhq/skiff/storage"
@@ -129,9 +130,14 @@ func (s *server) setup(ctx context.Context) error {
 		return err
 	}
 	proxy := &logProxy{store: st, cert: clientCert, log: s.log.With("component", "logs")}
+	svcAlloc, err := servicealloc.New(servicealloc.Config{ServiceCIDR: cfg.ServiceCIDR, NodePortRange: cfg.NodePortRange})
+	if err != nil {
+		return err
+	}
 	s.api, err = apiserver.New(apiserver.Config{
 		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource, Admit: s.admit,
 		Events: s.events, Liveness: s.liveness, Logs: proxy.serve,
+		Services: svcAlloc, ClusterDNS: cfg.ClusterDNS,
 	})
 	if err != nil {
 		return err
@@ -211,6 +217,9 @@ func (s *server) serve(ctx context.Context) error {
 	}
 	err = writeClientConfigs(info.ClientConfigPath, info.KubeconfigPath, info.URL, s.ca.CertPEM, s.adminToken)
 	s.adminToken = ""
+	if err == nil {
+		err = s.api.PublishAPIEndpoint(ctx, apiEndpoint(listenHost, ln.Addr()))
+	}
 	if err != nil {
 		ln.Close()
 		return errors.Join(err, s.closeStore())

@@ -76,7 +76,7 @@ spec:
   containerz: []
 ---
 apiVersion: v1
-kind: Service
+kind: Widget
 metadata: {name: svc}
 ---
 apiVersion: v1

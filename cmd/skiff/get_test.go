@@ -191,7 +191,7 @@ func TestGetGolden(t *testing.T) {
 		{"get-empty-json", []string{"get", "pods", "-n", "empty", "-o", "json"}},
 		{"get-empty-cluster", []string{"get", "deployments", "-A", "-l", "app=none"}},
 		{"get-not-found", []string{"get", "pod", "web-1", "nope"}},
-		{"get-unknown-kind", []string{"get", "services"}},
+		{"get-unknown-kind", []string{"get", "widgets"}},
 		{"get-bad-output", []string{"get", "pods", "-o", "xml"}},
 		{"get-bad-selector", []string{"get", "pods", "-l", "a in (b"}},
 		{"get-no-kind", []string{"get"}},

@@ -42,6 +42,10 @@ func TestColumns(t *testing.T) {
 		"ReplicaSet": {name, i("Desired"), i("Current"), i("Ready"), s("Age"), w("Containers"), w("Images"), w("Selector")},
 		"Job":        {name, s("Status"), s("Completions"), s("Duration"), s("Age"), w("Containers"), w("Images"), w("Selector")},
 		"CronJob":    {name, s("Schedule"), s("Timezone"), {"Suspend", "boolean", "", 0}, i("Active"), s("Last Schedule"), s("Age"), w("Containers"), w("Images"), w("Selector")},
+
+		"Service":       {name, s("Type"), s("Cluster-IP"), s("External-IP"), s("Port(s)"), s("Age"), w("Selector")},
+		"Endpoints":     {name, s("Endpoints"), s("Age")},
+		"EndpointSlice": {name, s("AddressType"), s("Ports"), s("Endpoints"), s("Age")},
 	}
 	for _, res := range api.Resources() {
 		want, ok := tests[res.Kind]
@@ -155,6 +159,27 @@ func TestForRows(t *testing.T) {
 			Data: map[string]string{"a": ""}, BinaryData: map[string][]byte{"b": nil}}, []any{"c", int64(2), "15m"}},
 		{"namespaces", &api.Namespace{ObjectMeta: meta("", "scratch", 0), Status: api.NamespaceStatus{Phase: "Terminating"}},
 			[]any{"scratch", "Terminating", "0s"}},
+		{"services", &api.Service{ObjectMeta: meta("default", "web", time.Hour), Spec: api.ServiceSpec{
+			Type: api.ServiceTypeNodePort, ClusterIP: "10.43.0.7", Selector: map[string]string{"app": "web"},
+			Ports: []api.ServicePort{{Port: 80, NodePort: 30080, Protocol: api.ProtocolTCP}, {Port: 53, Protocol: api.ProtocolUDP}},
+		}}, []any{"web", "NodePort", "10.43.0.7", "<none>", "80:30080/TCP,53/UDP", "60m", "app=web"}},
+		{"services", &api.Service{ObjectMeta: meta("default", "lb", time.Hour), Spec: api.ServiceSpec{
+			Type: api.ServiceTypeLoadBalancer, ClusterIP: "10.43.0.8", Ports: []api.ServicePort{{Port: 443, NodePort: 30443, Protocol: api.ProtocolTCP}},
+		}}, []any{"lb", "LoadBalancer", "10.43.0.8", "<pending>", "443:30443/TCP", "60m", "<none>"}},
+		{"services", &api.Service{ObjectMeta: meta("default", "db", time.Hour), Spec: api.ServiceSpec{
+			Type: api.ServiceTypeClusterIP, ClusterIP: "None",
+		}}, []any{"db", "ClusterIP", "None", "<none>", "<none>", "60m", "<none>"}},
+		{"endpoints", &api.Endpoints{ObjectMeta: meta("default", "web", time.Minute), Subsets: []api.EndpointSubset{{
+			Addresses: []api.EndpointAddress{{IP: "10.42.0.2"}, {IP: "10.42.0.3"}, {IP: "10.42.1.2"}, {IP: "10.42.1.3"}},
+			Ports:     []api.EndpointPort{{Port: ptr(int32(80))}},
+		}}}, []any{"web", "10.42.0.2:80,10.42.0.3:80,10.42.1.2:80 + 1 more...", "60s"}},
+		{"endpoints", &api.Endpoints{ObjectMeta: meta("default", "none", time.Minute)}, []any{"none", "<none>", "60s"}},
+		{"endpointslices", &api.EndpointSlice{ObjectMeta: meta("default", "web-x1", time.Minute), AddressType: "IPv4",
+			Ports:     []api.EndpointPort{{Port: ptr(int32(80))}, {Port: ptr(int32(53))}},
+			Endpoints: []api.Endpoint{{Addresses: []string{"10.42.0.2"}}, {Addresses: []string{"10.42.0.3"}}},
+		}, []any{"web-x1", "IPv4", "80,53", "10.42.0.2,10.42.0.3", "60s"}},
+		{"endpointslices", &api.EndpointSlice{ObjectMeta: meta("default", "empty", time.Minute), AddressType: "IPv4"},
+			[]any{"empty", "IPv4", "<unset>", "<unset>", "60s"}},
 	}
 	for _, tc := range tests {
 		tbl, err := For(mustResource(t, tc.resource), []api.Object{tc.obj}, now)
@@ -242,3 +267,5 @@ func TestTableJSON(t *testing.T) {
 		t.Errorf("json.Marshal(table) = %s; want prefix %s and empty rows", b, want)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

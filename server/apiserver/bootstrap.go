@@ -14,8 +14,10 @@ import (
 // objects (join tokens, node credentials).
 func SystemNamespaces() []string { return []string{"default", "kube-system", "skiff-system"} }
 
-// Bootstrap creates the system namespaces that do not exist yet. It is
-// idempotent and safe to run at every start.
+// Bootstrap creates the system namespaces that do not exist yet, loads the
+// Services' cluster IPs and node ports into the allocator and makes sure
+// the `kubernetes` Service exists. It is idempotent and must run once at
+// every start, before the server takes requests.
 func (s *Server) Bootstrap(ctx context.Context) error {
 	for _, name := range SystemNamespaces() {
 		ns := &api.Namespace{ObjectMeta: api.ObjectMeta{Name: name}}
@@ -25,5 +27,8 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 			return fmt.Errorf("create namespace %s: %w", name, err)
 		}
 	}
-	return nil
+	if err := s.loadServices(ctx); err != nil {
+		return err
+	}
+	return s.ensureKubernetesService(ctx)
 }

@@ -110,7 +110,7 @@ func TestDiscoveryAggregated(t *testing.T) {
 	for _, r := range core.Items[0].Versions[0].Resources {
 		names = append(names, r.Resource)
 	}
-	if want := []string{"configmaps", "events", "namespaces", "nodes", "pods", "secrets"}; !slices.Equal(names, want) {
+	if want := []string{"configmaps", "endpoints", "events", "namespaces", "nodes", "pods", "secrets", "services"}; !slices.Equal(names, want) {
 		t.Errorf("/api resources = %v; want %v (sorted)", names, want)
 	}
 	pods := res["pods"]
@@ -157,7 +157,8 @@ func TestDiscoveryClassic(t *testing.T) {
 	}{
 		{"/api", 200, []string{`{"kind":"APIVersions","apiVersion":"v1","versions":["v1"]}`}},
 		{"/api/", 200, []string{`"versions":["v1"]`}},
-		{"/apis", 200, []string{`{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"apps","versions":[{"groupVersion":"apps/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apps/v1","version":"v1"}},{"name":"batch",`}},
+		{"/apis", 200, []string{`{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"apps","versions":[{"groupVersion":"apps/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apps/v1","version":"v1"}},{"name":"batch",`,
+			`{"name":"discovery.k8s.io","versions":[{"groupVersion":"discovery.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"discovery.k8s.io/v1","version":"v1"}}`}},
 		{"/apis/apps", 200, []string{`"kind":"APIGroup"`, `"name":"apps"`}},
 		{"/api/v1", 200, []string{`"kind":"APIResourceList"`, `"groupVersion":"v1"`,
 			`{"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["po"],"categories":["all"]}`,

@@ -24,14 +24,16 @@ type schema = map[string]any
 
 // Kubernetes schema name prefixes.
 const (
-	coreV1Prefix   = "io.k8s.api.core.v1."
-	appsV1Prefix   = "io.k8s.api.apps.v1."
-	metaV1Prefix   = "io.k8s.apimachinery.pkg.apis.meta.v1."
-	quantityName   = "io.k8s.apimachinery.pkg.api.resource.Quantity"
-	intOrStrName   = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
-	patchName      = metaV1Prefix + "Patch"
-	statusName     = metaV1Prefix + "Status"
-	deleteOptsName = metaV1Prefix + "DeleteOptions"
+	coreV1Prefix = "io.k8s.api.core.v1."
+	appsV1Prefix = "io.k8s.api.apps.v1."
+	// discoveryV1Prefix names EndpointSlice and its parts.
+	discoveryV1Prefix = "io.k8s.api.discovery.v1."
+	metaV1Prefix      = "io.k8s.apimachinery.pkg.apis.meta.v1."
+	quantityName      = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+	intOrStrName      = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+	patchName         = metaV1Prefix + "Patch"
+	statusName        = metaV1Prefix + "Status"
+	deleteOptsName    = metaV1Prefix + "DeleteOptions"
 )
 
 var (
@@ -49,6 +51,11 @@ var metaTypes = map[string]bool{
 	"LabelSelectorRequirement": true, "Status": true, "StatusDetails": true, "StatusCause": true,
 }
 
+// discoveryV1Types are the api types of discovery.k8s.io/v1.
+var discoveryV1Types = map[string]bool{
+	"EndpointSlice": true, "Endpoint": true, "EndpointConditions": true, "EndpointHints": true, "ForZone": true,
+}
+
 // schemaName returns the Kubernetes-style component name of struct type t.
 func schemaName(t reflect.Type) string {
 	name := t.Name()
@@ -63,6 +70,8 @@ func schemaName(t reflect.Type) string {
 		return metaV1Prefix + name
 	case strings.HasPrefix(name, "Deployment"), strings.HasPrefix(name, "DaemonSet"), strings.HasPrefix(name, "RollingUpdate"):
 		return appsV1Prefix + name
+	case discoveryV1Types[name]:
+		return discoveryV1Prefix + name
 	}
 	return coreV1Prefix + name
 }

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/server/events"
+	"github.com/skiffhq/skiff/server/servicealloc"
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -42,6 +44,16 @@ type Config struct {
 	// Logs serves GET .../pods/{name}/log for a pod that exists (it
 	// proxies to the pod's agent); nil answers 503.
 	Logs LogsFunc
+	// Services hands out cluster IPs and node ports; nil makes one with
+	// the default service CIDR and node port range. Bootstrap loads it
+	// from the stored Services.
+	Services *servicealloc.Allocator
+	// APIEndpoint is the address and port the `kubernetes` Service in
+	// default points at (the server itself); invalid skips its endpoints.
+	APIEndpoint netip.AddrPort
+	// ClusterDNS, when set, is the cluster IP Bootstrap gives the
+	// kube-system/kube-dns Service (the agents answer DNS there).
+	ClusterDNS string
 }
 
 // LogsFunc streams the log of a container of pod to w; container is the
@@ -73,6 +85,9 @@ type Server struct {
 	discovery         *discovery
 	openapi           *openAPI
 	logs              LogsFunc
+	services          *servicealloc.Allocator
+	apiEndpoint       netip.AddrPort
+	clusterDNS        string
 }
 
 // New returns a Server for cfg.
@@ -89,12 +104,23 @@ func New(cfg Config) (*Server, error) {
 		authz:     cfg.Authorize,
 		admit:     cfg.Admit,
 		logs:      cfg.Logs,
+		services:  cfg.Services,
+
+		apiEndpoint: cfg.APIEndpoint,
+		clusterDNS:  cfg.ClusterDNS,
 
 		liveness:          cfg.Liveness,
 		heartbeatSnapshot: cfg.HeartbeatSnapshot,
 	}
 	if s.events = cfg.Events; s.events == nil {
 		s.events = events.NewSink(cfg.Store, s.clock, 0, s.log)
+	}
+	if s.services == nil {
+		a, err := servicealloc.New(servicealloc.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: service allocator: %w", err)
+		}
+		s.services = a
 	}
 	if s.liveness == nil {
 		s.liveness = NewLiveness()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/server/servicealloc"
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -91,6 +92,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, rt route) {
 			return
 		}
 		if isDryRun(r) {
+			if svc, ok := obj.(*api.Service); ok {
+				// Check the allocation as a real create would, and keep none.
+				resv, errs := s.services.Reserve(svc, nil)
+				if errs != nil {
+					s.writeError(w, r, errs, rt.res, m.Name)
+					return
+				}
+				resv.Rollback()
+			}
 			err = s.dryRunCreate(r, rt, obj)
 			if err == nil {
 				writeJSON(w, http.StatusCreated, obj)
@@ -114,7 +124,19 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, rt route) {
 			}
 			return
 		}
+		svc, isService := obj.(*api.Service)
+		var resv *servicealloc.Reservation
+		if isService {
+			var errs api.FieldErrors
+			if resv, errs = s.services.Reserve(svc, nil); errs != nil {
+				s.writeError(w, r, errs, rt.res, m.Name)
+				return
+			}
+		}
 		err = s.store.Create(r.Context(), obj)
+		if isService {
+			s.settleReservation(resv, err, svc, nil)
+		}
 		if err == nil || !generate || !errors.Is(err, storage.ErrExists) || attempt >= 8 {
 			break
 		}
@@ -146,6 +168,8 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, rt route) {
 func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Object) (api.Object, error)) (api.Object, error) {
 	nodeStatus := rt.res.Resource == "nodes" && rt.sub == "status"
 	var unpersisted api.Object // a heartbeat-only status write, answered but not stored
+	var resv *servicealloc.Reservation
+	var oldSvc *api.Service
 	tryUpdate := func(cur api.Object) (api.Object, error) {
 		unpersisted = nil
 		next, err := build(cur)
@@ -164,6 +188,15 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 			return nil, err
 		}
 		api.SetDefaults(out)
+		if svc, ok := out.(*api.Service); ok && rt.sub == "" {
+			// fn may run again after a conflict: give back the last try's.
+			resv.Rollback()
+			oldSvc = cur.(*api.Service)
+			var errs api.FieldErrors
+			if resv, errs = s.services.Reserve(svc, oldSvc); errs != nil {
+				return nil, errs
+			}
+		}
 		if errs := api.ValidateUpdate(out, cur); len(errs) > 0 {
 			return nil, errs
 		}
@@ -185,6 +218,7 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 		}
 		rv := cur.GetObjectMeta().ResourceVersion
 		out, err := tryUpdate(cur)
+		resv.Rollback() // a dry run keeps no allocation
 		if err != nil {
 			return nil, err
 		}
@@ -195,6 +229,10 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 		return out, nil
 	}
 	out, err := s.store.GuaranteedUpdate(r.Context(), rt.res.Resource, rt.namespace, rt.name, tryUpdate)
+	if resv != nil {
+		svc, _ := out.(*api.Service)
+		s.settleReservation(resv, err, svc, oldSvc)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -327,6 +365,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, rt route) {
 	if rt.res.Resource == "nodes" {
 		s.liveness.Forget(rt.name)
 	}
+	if svc, ok := out.(*api.Service); ok {
+		s.services.Release(svc)
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -396,8 +437,12 @@ func (s *Server) emptyNamespace(r *http.Request, ns string) error {
 			return fmt.Errorf("list %s in namespace %s: %w", res.Resource, ns, err)
 		}
 		for _, o := range objs {
-			if _, err := s.store.Delete(r.Context(), res.Resource, ns, o.GetObjectMeta().Name, ""); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			out, err := s.store.Delete(r.Context(), res.Resource, ns, o.GetObjectMeta().Name, "")
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
 				return fmt.Errorf("delete %s %s/%s: %w", res.Resource, ns, o.GetObjectMeta().Name, err)
+			}
+			if svc, ok := out.(*api.Service); ok && err == nil {
+				s.services.Release(svc)
 			}
 		}
 	}

@@ -31,6 +31,9 @@ const (
 	ResourceNamespaces  = "namespaces"
 	ResourceDeployments = "deployments"
 	ResourceDaemonSets  = "daemonsets"
+	// Services and EndpointSlices feed every node's service proxy and DNS.
+	ResourceServices       = "services"
+	ResourceEndpointSlices = "endpointslices"
 
 	SubresourceStatus = "status"
 	SubresourceLog    = "log"
@@ -96,7 +99,9 @@ type Decision struct {
 //   - get secrets and configmaps referenced by pods bound to it, and list
 //     or watch one such object by a metadata.name field selector;
 //   - create, update and patch events in any namespace;
-//   - get namespaces.
+//   - get namespaces;
+//   - get, list and watch Services and EndpointSlices, read-only (its
+//     service proxy and cluster DNS serve every Service).
 //
 // Nothing else: a pod that does not exist counts as not bound to the node,
 // so a node cannot probe for other nodes' pods by name.
@@ -122,6 +127,10 @@ func Authorize(id Identity, req Request) Decision {
 	case ResourceNamespaces:
 		if req.Subresource == "" && req.Verb == VerbGet {
 			return allow(n.who + " may get namespaces")
+		}
+	case ResourceServices, ResourceEndpointSlices:
+		if req.Subresource == "" && (req.Verb == VerbGet || req.Verb == VerbList || req.Verb == VerbWatch) {
+			return allow(n.who + " may read " + req.Resource)
 		}
 	}
 	return n.denyDefault()

@@ -123,6 +123,17 @@ func TestAuthorizeNode(t *testing.T) {
 		{req(create, "namespaces", "", "x"), false, "may not create namespaces"},
 		{req(del, "namespaces", "", "default"), false, "may not delete namespaces"},
 
+		// Services and EndpointSlices: read-only, every namespace.
+		{req(get, "services", "default", "web"), true, ""},
+		{req(list, "services", "", ""), true, ""},
+		{req(watch, "endpointslices", "", ""), true, ""},
+		{req(create, "services", "default", "web"), false, "may not create services"},
+		{req(update, "endpointslices", "default", "web-x"), false, "may not update endpointslices"},
+		{req(patch, "services", "default", "web"), false, "may not patch services"},
+		{req(del, "endpointslices", "default", "web-x"), false, "may not delete endpointslices"},
+		{req(update, "services/status", "default", "web"), false, "may not update services/status"},
+		{req(list, "endpoints", "", ""), false, "may not list endpoints"},
+
 		// Nothing else.
 		{req(get, "deployments", "default", "d"), false, "may not get deployments"},
 		{req(list, "daemonsets", "", ""), false, "may not list daemonsets"},

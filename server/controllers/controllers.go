@@ -161,10 +161,11 @@ func (nopRecorder) Eventf(context.Context, api.Object, string, string, string, .
 type Informers struct {
 	Pods, Nodes, Deployments, DaemonSets *Informer
 	ReplicaSets, Jobs, CronJobs          *Informer
+	Services, EndpointSlices             *Informer
 }
 
 func (in *Informers) all() []*Informer {
-	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.ReplicaSets, in.Jobs, in.CronJobs}
+	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.ReplicaSets, in.Jobs, in.CronJobs, in.Services, in.EndpointSlices}
 }
 
 // Manager runs every controller over one set of informers. Create it with
@@ -179,6 +180,7 @@ type Manager struct {
 	Replicas  *ReplicaSetController
 	Jobs      *JobController
 	CronJobs  *CronJobController
+	Endpoints *EndpointsController
 }
 
 // New builds the informers and controllers of cfg.
@@ -196,7 +198,13 @@ func New(cfg Config) (*Manager, error) {
 		ReplicaSets: NewInformer(cfg.Store, "replicasets", cfg.Clock, log),
 		Jobs:        NewInformer(cfg.Store, "jobs", cfg.Clock, log),
 		CronJobs:    NewInformer(cfg.Store, "cronjobs", cfg.Clock, log),
+
+		Services:       NewInformer(cfg.Store, "services", cfg.Clock, log),
+		EndpointSlices: NewInformer(cfg.Store, "endpointslices", cfg.Clock, log),
 	}
+	in.Pods.AddIndex(indexByNamespace, byNamespace)
+	in.Services.AddIndex(indexByNamespace, byNamespace)
+	in.EndpointSlices.AddIndex(indexByService, slicesByService)
 	in.Pods.AddIndex(indexByOwner, podsByOwner)
 	in.ReplicaSets.AddIndex(indexByOwner, podsByOwner)
 	in.Jobs.AddIndex(indexByOwner, podsByOwner)
@@ -210,12 +218,13 @@ func New(cfg Config) (*Manager, error) {
 	m.Replicas = newReplicaSetController(cfg, in, w)
 	m.Jobs = newJobController(cfg, in, w)
 	m.CronJobs = newCronJobController(cfg, in)
+	m.Endpoints = newEndpointsController(cfg, in)
 	return m, nil
 }
 
 // workers returns every controller's queue and reconcile function.
 func (m *Manager) workers() []*worker {
-	return []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Replicas.worker(), m.Jobs.worker(), m.CronJobs.worker()}
+	return []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Replicas.worker(), m.Jobs.worker(), m.CronJobs.worker(), m.Endpoints.worker()}
 }
 
 // Informers returns the shared informers (for the test harness).

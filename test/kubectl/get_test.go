@@ -25,16 +25,19 @@ func TestAPIResources(t *testing.T) {
 		"secrets v1 true Secret",
 		"daemonsets ds apps/v1 true DaemonSet",
 		"deployments deploy apps/v1 true Deployment",
+		"services svc v1 true Service",
+		"endpoints ep v1 true Endpoints",
+		"endpointslices discovery.k8s.io/v1 true EndpointSlice",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("api-resources lacks row %q; rows: %q", want, got)
 		}
 	}
-	if out := c.ok(t, "api-versions"); out != "apps/v1\nv1\n" {
-		t.Errorf("api-versions = %q; want %q", out, "apps/v1\nv1\n")
+	if out := c.ok(t, "api-versions"); out != "apps/v1\ndiscovery.k8s.io/v1\nv1\n" {
+		t.Errorf("api-versions = %q; want %q", out, "apps/v1\ndiscovery.k8s.io/v1\nv1\n")
 	}
-	if out := c.ok(t, "api-resources", "--categories=all", "-o", "name"); out != "pods\ndaemonsets.apps\ndeployments.apps\n" {
-		t.Errorf("api-resources --categories=all = %q; want pods, daemonsets.apps, deployments.apps", out)
+	if out := c.ok(t, "api-resources", "--categories=all", "-o", "name"); out != "pods\nservices\ndaemonsets.apps\ndeployments.apps\n" {
+		t.Errorf("api-resources --categories=all = %q; want pods, services, daemonsets.apps, deployments.apps", out)
 	}
 }
 
