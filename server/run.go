@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
 	"github.com/skiffhq/skiff/server/controllers"
@@ -59,6 +60,10 @@ type server struct {
 	ctrl        *controllers.Manager
 	nodeIPAM    *ipam.Controller
 	usage       *usage.Recorder
+	// tunnels holds the agents' tunnels; tunnelRT sends requests
+	// through them.
+	tunnels  *tunnel.Registry
+	tunnelRT *http.Transport
 	// adminToken is held from setup until the client configs are
 	// written, then dropped.
 	adminToken string
@@ -128,10 +133,12 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	proxy := &logProxy{store: st, cert: clientCert, log: s.log.With("component", "logs")}
+	s.tunnels = tunnel.NewRegistry()
+	s.tunnelRT = s.tunnels.Transport()
+	proxy := &logProxy{store: st, cert: clientCert, log: s.log.With("component", "logs"), tunnels: s.tunnels, tunnelRT: s.tunnelRT}
 	s.api, err = apiserver.New(apiserver.Config{
 		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource,
-		Events: s.events, Liveness: s.liveness, Logs: proxy.serve,
+		Events: s.events, Liveness: s.liveness, Logs: proxy.serve, Streams: s.serveStream,
 	})
 	if err != nil {
 		return err
@@ -297,6 +304,10 @@ func (s *server) serve(ctx context.Context) error {
 func (s *server) shutdown(hs *http.Server, cancelRequests context.CancelFunc) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
+	// Tunnels are hijacked connections Shutdown does not see: close
+	// them, and the agents dial again (perhaps another server).
+	s.tunnels.Close()
+	s.tunnelRT.CloseIdleConnections()
 	grace := time.AfterFunc(min(shutdownGrace, s.cfg.ShutdownTimeout/2), cancelRequests)
 	defer grace.Stop()
 	if err := hs.Shutdown(sctx); err != nil {

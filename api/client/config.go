@@ -1,11 +1,13 @@
 package client
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -32,6 +34,9 @@ type Config struct {
 	// (Get, List, Create, ..., DoJSON). Zero means DefaultTimeout. Streams
 	// (Watch, Logs) and Do are bounded only by their ctx.
 	Timeout time.Duration
+	// DialContext, when set, opens the TCP connections (tests dial from
+	// inside a network namespace); nil means a net.Dialer.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Validate reports the first problem that would stop New from using c.

@@ -38,6 +38,9 @@ type Config struct {
 	// Logs serves GET .../pods/{name}/log for a pod that exists (it
 	// proxies to the pod's agent); nil answers 503.
 	Logs LogsFunc
+	// Streams serves pods' exec, attach and portforward subresources
+	// (through the pod's agent's tunnel); nil answers 503.
+	Streams StreamFunc
 }
 
 // LogsFunc streams the log of a container of pod to w; container is the
@@ -68,6 +71,7 @@ type Server struct {
 	discovery         *discovery
 	openapi           *openAPI
 	logs              LogsFunc
+	streams           StreamFunc
 }
 
 // New returns a Server for cfg.
@@ -83,6 +87,7 @@ func New(cfg Config) (*Server, error) {
 		resources: api.Resources(),
 		authz:     cfg.Authorize,
 		logs:      cfg.Logs,
+		streams:   cfg.Streams,
 
 		liveness:          cfg.Liveness,
 		heartbeatSnapshot: cfg.HeartbeatSnapshot,
@@ -221,6 +226,12 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 		return
 	case subEviction:
 		s.serveEviction(w, r, rt)
+		return
+	case subExec, subAttach, subPortForward:
+		s.serveStream(w, r, rt)
+		return
+	case subEphemeralContainers:
+		s.serveEphemeralContainers(w, r, rt)
 		return
 	}
 	switch r.Method {
