@@ -168,3 +168,15 @@ func (g *Registry) Close() {
 		s.Close()
 	}
 }
+
+// Disconnect closes node's tunnel, if it has one (its agent dials
+// again).
+func (g *Registry) Disconnect(node string) {
+	g.mu.Lock()
+	s := g.sessions[node]
+	delete(g.sessions, node)
+	g.mu.Unlock()
+	if s != nil {
+		s.Close()
+	}
+}
