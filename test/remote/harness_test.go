@@ -32,6 +32,8 @@ type box struct {
 	t          *testing.T
 	kubectl    string
 	kubeconfig string
+	// clientConfig is the skiff CLI's config (admin).
+	clientConfig string
 	home       string
 	nsPath     string // the agent's network namespace
 	hostIP     string // the server's side of the veth
@@ -81,7 +83,7 @@ func startBox(t *testing.T) *box {
 			t.Error("server did not stop in 30s")
 		}
 	})
-	b.kubeconfig = info.KubeconfigPath
+	b.kubeconfig, b.clientConfig = info.KubeconfigPath, info.ClientConfigPath
 	ccfg, err := client.LoadConfig(info.ClientConfigPath)
 	if err != nil {
 		t.Fatal(err)
