@@ -52,7 +52,9 @@ type ExecOptions struct {
 // ExitError is a command's non-zero exit.
 type ExitError struct{ Code int }
 
-func (e *ExitError) Error() string { return fmt.Sprintf("command terminated with exit code %d", e.Code) }
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("command terminated with exit code %d", e.Code)
+}
 
 // Exec runs o.Command in a container of pod ns/pod over the WebSocket
 // channel protocol kubectl uses, and returns once it exits: nil for exit

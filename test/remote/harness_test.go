@@ -34,12 +34,12 @@ type box struct {
 	kubeconfig string
 	// clientConfig is the skiff CLI's config (admin).
 	clientConfig string
-	home       string
-	nsPath     string // the agent's network namespace
-	hostIP     string // the server's side of the veth
-	boxIP      string // the agent's side
-	admin      *client.Client
-	agent      *agent.Agent
+	home         string
+	nsPath       string // the agent's network namespace
+	hostIP       string // the server's side of the veth
+	boxIP        string // the agent's side
+	admin        *client.Client
+	agent        *agent.Agent
 }
 
 // startBox builds the firewalled box and waits until the agent's node is
