@@ -124,3 +124,25 @@ func TestStreamAuthorizationRealTLS(t *testing.T) {
 		t.Errorf("exec in a missing pod = %d %s; want 404", code, body)
 	}
 }
+
+func TestWebSocketBearerSubprotocol(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hdr   map[string][]string
+		token string
+	}{
+		{"header wins", map[string][]string{"Authorization": {"Bearer abc"}, "Upgrade": {"websocket"}, "Sec-Websocket-Protocol": {wsBearerPrefix + "eHl6"}}, "abc"},
+		{"subprotocol", map[string][]string{"Upgrade": {"websocket"}, "Sec-Websocket-Protocol": {"v5.channel.k8s.io, " + wsBearerPrefix + "eHl6"}}, "xyz"},
+		{"padded", map[string][]string{"Upgrade": {"websocket"}, "Sec-Websocket-Protocol": {wsBearerPrefix + "eHk="}}, "xy"},
+		{"not base64", map[string][]string{"Upgrade": {"websocket"}, "Sec-Websocket-Protocol": {wsBearerPrefix + "!!"}}, ""},
+		{"not a websocket", map[string][]string{"Sec-Websocket-Protocol": {wsBearerPrefix + "eHl6"}}, ""},
+	} {
+		r, _ := http.NewRequest("GET", "/", nil)
+		for k, v := range tc.hdr {
+			r.Header[http.CanonicalHeaderKey(k)] = v
+		}
+		if got := bearerToken(r); got != tc.token {
+			t.Errorf("bearerToken(%s) = %q; want %q", tc.name, got, tc.token)
+		}
+	}
+}
