@@ -17,6 +17,7 @@ import (
 	"github.com/skiffhq/skiff/agent/checkpoint"
 	"github.com/skiffhq/skiff/agent/config"
 	"github.com/skiffhq/skiff/agent/eviction"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/agent/kubelet"
 	"github.com/skiffhq/skiff/agent/logs"
 	"github.com/skiffhq/skiff/agent/network"
@@ -26,11 +27,12 @@ import (
 	"github.com/skiffhq/skiff/agent/runtime/containerd"
 	"github.com/skiffhq/skiff/agent/runtime/containerd/daemon"
 	"github.com/skiffhq/skiff/agent/status"
+	"github.com/skiffhq/skiff/agent/streaming"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
-	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/supervise"
+	"github.com/skiffhq/skiff/internal/tunnel"
 )
 
 // Defaults of the agent's settings.
@@ -82,6 +84,10 @@ type Config struct {
 	// Ready, when set, is called once the kubelet runs (before the
 	// server may have answered).
 	Ready func(*Agent)
+	// DialContext, when set, opens the agent's connections to the
+	// server (the tunnel and API calls); tests dial from inside a
+	// network namespace with it.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Agent is a running agent; Run makes it.
@@ -101,6 +107,7 @@ type Agent struct {
 	joined    *node.Credentials
 	registrar *node.Registrar
 	logAddr   net.Addr
+	tunnel    *streaming.Client
 }
 
 // Dir is the agent's state directory, <data-dir>/agent.
@@ -112,6 +119,14 @@ func (a *Agent) LogAddr() net.Addr {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.logAddr
+}
+
+// TunnelConnected reports whether the tunnel to the server is open.
+func (a *Agent) TunnelConnected() bool {
+	a.mu.Lock()
+	t := a.tunnel
+	a.mu.Unlock()
+	return t != nil && t.Connected()
 }
 
 // Registered reports whether the Node is registered with the server.
@@ -412,10 +427,13 @@ func (a *Agent) join(ctx context.Context) (node.Credentials, error) {
 // online starts what needs the server: the API source, status manager,
 // events, secrets, the log endpoint and node registration.
 func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Credentials, ln net.Listener, merger *config.Merger, statuses *deferredStatus, objs *objectGetter, events *deferredRecorder) error {
-	c, err := client.New(cred.ClientConfig())
+	ccfg := cred.ClientConfig()
+	ccfg.DialContext = a.cfg.DialContext
+	c, err := client.New(ccfg)
 	if err != nil {
 		return err
 	}
+	a.startTunnel(g, cred)
 	sm, err := status.New(status.Config{Client: c, NodeName: a.cfg.NodeName, Clock: a.clk, Logger: a.log.With("component", "status")})
 	if err != nil {
 		return err
@@ -492,6 +510,25 @@ func (a *Agent) serveLogs(g *supervise.Group, ln net.Listener, cert tls.Certific
 		}
 	})
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startTunnel keeps the tunnel to the server open: the server sends
+// every request for this agent (logs, exec, attach, port-forward)
+// through it, so it never has to dial the agent.
+func (a *Agent) startTunnel(g *supervise.Group, cred node.Credentials) {
+	h := &streaming.Handler{
+		Logs:    &logs.Handler{Path: a.logPath, Clock: a.clk, Logger: a.log.With("component", "logs"), AllowUnverified: true},
+		Targets: a.Kubelet, Exec: a.Runtime, Clock: a.clk, Logger: a.log.With("component", "streaming"),
+	}
+	tc := &streaming.Client{
+		Dial:    tunnel.DialConfig{Server: cred.Server, CAData: cred.CAData, Token: cred.Credential, DialContext: a.cfg.DialContext},
+		Handler: h, Clock: a.clk, Logger: a.log.With("component", "tunnel"),
+		Backoff: backoff.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second},
+	}
+	a.mu.Lock()
+	a.tunnel = tc
+	a.mu.Unlock()
+	g.Go("tunnel", tc.Run)
 }
 
 // logPath maps the kubelet's not-found to the log endpoint's.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"log/slog"
 	"net"
@@ -28,14 +29,40 @@ func identityFrom(ctx context.Context) auth.Identity {
 }
 
 // bearerToken returns the token of an "Authorization: Bearer <token>"
-// header, or "".
+// header; for a WebSocket upgrade without that header, the token of a
+// "base64url.bearer.authorization.k8s.io.<token>" subprotocol (browsers
+// cannot set headers on a WebSocket; Kubernetes reads the same); or "".
 func bearerToken(r *http.Request) string {
 	h := r.Header.Get("Authorization")
+	if h == "" && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return websocketBearer(r)
+	}
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return ""
 	}
 	return strings.TrimSpace(tok)
+}
+
+// wsBearerPrefix starts the subprotocol that carries a bearer token.
+const wsBearerPrefix = "base64url.bearer.authorization.k8s.io."
+
+// websocketBearer decodes the bearer-token subprotocol of r, or "".
+func websocketBearer(r *http.Request) string {
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(v, ",") {
+			enc, ok := strings.CutPrefix(strings.TrimSpace(p), wsBearerPrefix)
+			if !ok {
+				continue
+			}
+			b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(enc, "="))
+			if err != nil {
+				return ""
+			}
+			return string(b)
+		}
+	}
+	return ""
 }
 
 // clientIP is the rate-limit key of r: the peer address without its port.

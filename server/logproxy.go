@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -28,19 +29,45 @@ const (
 	agentCommonName = "skiff-apiserver"
 )
 
-// logProxy streams container logs from a pod's agent: it dials the
-// node's InternalIP and published port, pins the agent's certificate by
-// the hash on the Node, and presents the server's client certificate.
+// logProxy streams container logs from a pod's agent: through the
+// agent's tunnel when it has one open; else, as a fallback for agents
+// that predate the tunnel, it dials the node's InternalIP and published
+// port, pins the agent's certificate by the hash on the Node, and
+// presents the server's client certificate.
 type logProxy struct {
-	store *storage.Store
-	cert  *tls.Certificate
-	log   *slog.Logger
+	store    *storage.Store
+	cert     *tls.Certificate
+	log      *slog.Logger
+	tunnels  *tunnel.Registry
+	tunnelRT http.RoundTripper
 }
 
 // logQuery are the query parameters passed on to the agent.
 var logQuery = []string{"follow", "tailLines", "limitBytes", "previous", "sinceSeconds", "timestamps"}
 
 func (p *logProxy) serve(w http.ResponseWriter, r *http.Request, pod *api.Pod, container string) {
+	q := url.Values{}
+	for _, k := range logQuery {
+		if v := r.URL.Query().Get(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	path := tunnel.LogsPrefix + url.PathEscape(pod.Namespace) + "/" + url.PathEscape(pod.Name) + "/" + url.PathEscape(container)
+	if p.tunnels != nil && p.tunnels.Connected(pod.Spec.NodeName) {
+		u := url.URL{Scheme: "http", Host: pod.Spec.NodeName, Path: path, RawQuery: q.Encode()}
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, u.String(), nil)
+		if err != nil {
+			writeStatus(w, api.NewBadRequest("%v", err))
+			return
+		}
+		resp, err := p.tunnelRT.RoundTrip(req)
+		if err != nil {
+			writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot reach the agent of node %s through its tunnel: %v", pod.Spec.NodeName, err))
+			return
+		}
+		relayLogs(w, resp, pod.Spec.NodeName)
+		return
+	}
 	obj, err := p.store.Get(r.Context(), "nodes", "", pod.Spec.NodeName)
 	if errors.Is(err, storage.ErrNotFound) {
 		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "node %s of pod %s is not registered", pod.Spec.NodeName, pod.Name))
@@ -56,13 +83,7 @@ func (p *logProxy) serve(w http.ResponseWriter, r *http.Request, pod *api.Pod, c
 		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "the agent of node %s has not published its log endpoint", node.Name))
 		return
 	}
-	q := url.Values{}
-	for _, k := range logQuery {
-		if v := r.URL.Query().Get(k); v != "" {
-			q.Set(k, v)
-		}
-	}
-	u := url.URL{Scheme: "https", Host: addr, Path: "/containerLogs/" + url.PathEscape(pod.Namespace) + "/" + url.PathEscape(pod.Name) + "/" + url.PathEscape(container), RawQuery: q.Encode()}
+	u := url.URL{Scheme: "https", Host: addr, Path: path, RawQuery: q.Encode()}
 	tr := &http.Transport{
 		TLSClientConfig:     pinnedTLS(fp, p.cert),
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
@@ -79,6 +100,12 @@ func (p *logProxy) serve(w http.ResponseWriter, r *http.Request, pod *api.Pod, c
 		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot reach the agent of node %s: %v", node.Name, err))
 		return
 	}
+	relayLogs(w, resp, node.Name)
+}
+
+// relayLogs copies an agent's answer to a log request to w, flushing as
+// it goes, or turns its failure into a Status.
+func relayLogs(w http.ResponseWriter, resp *http.Response, node string) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
@@ -89,7 +116,7 @@ func (p *logProxy) serve(w http.ResponseWriter, r *http.Request, pod *api.Pod, c
 		case http.StatusBadRequest:
 			writeStatus(w, api.NewBadRequest("%s", text))
 		default:
-			writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "the agent of node %s answered %s: %s", node.Name, resp.Status, text))
+			writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "the agent of node %s answered %s: %s", node, resp.Status, text))
 		}
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/internal/version"
 	"github.com/skiffhq/skiff/web"
 )
@@ -52,6 +53,7 @@ func (s *server) routes() http.Handler {
 		r.With(requireAdminFor("read metrics")).Get("/metrics", s.metrics.serveHTTP)
 		r.With(requireAdminFor("read node usage")).Get("/api/v1/skiff/nodes/{name}/usage", s.nodeUsage)
 		r.Post(HeartbeatPath, s.heartbeat)
+		r.Get(tunnel.Path, s.serveTunnel)
 		r.With(requireAdminFor("back up the store")).Get(backupPath, s.backup)
 		// Discovery (/api, /apis and below) and OpenAPI are for any
 		// authenticated identity, as Kubernetes' system:discovery role.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/supervise"
+	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
 	"github.com/skiffhq/skiff/server/controllers"
@@ -60,6 +61,10 @@ type server struct {
 	ctrl        *controllers.Manager
 	nodeIPAM    *ipam.Controller
 	usage       *usage.Recorder
+	// tunnels holds the agents' tunnels; tunnelRT sends requests
+	// through them.
+	tunnels  *tunnel.Registry
+	tunnelRT *http.Transport
 	// adminToken is held from setup until the client configs are
 	// written, then dropped.
 	adminToken string
@@ -129,14 +134,16 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	proxy := &logProxy{store: st, cert: clientCert, log: s.log.With("component", "logs")}
+	s.tunnels = tunnel.NewRegistry()
+	s.tunnelRT = s.tunnels.Transport()
+	proxy := &logProxy{store: st, cert: clientCert, log: s.log.With("component", "logs"), tunnels: s.tunnels, tunnelRT: s.tunnelRT}
 	svcAlloc, err := servicealloc.New(servicealloc.Config{ServiceCIDR: cfg.ServiceCIDR, NodePortRange: cfg.NodePortRange})
 	if err != nil {
 		return err
 	}
 	s.api, err = apiserver.New(apiserver.Config{
 		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource, Admit: s.admit,
-		Events: s.events, Liveness: s.liveness, Logs: proxy.serve,
+		Events: s.events, Liveness: s.liveness, Logs: proxy.serve, Streams: s.serveStream,
 		Services: svcAlloc, ClusterDNS: cfg.ClusterDNS,
 	})
 	if err != nil {
@@ -300,6 +307,10 @@ func (s *server) serve(ctx context.Context) error {
 func (s *server) shutdown(hs *http.Server, cancelRequests context.CancelFunc) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
+	// Tunnels are hijacked connections Shutdown does not see: close
+	// them, and the agents dial again (perhaps another server).
+	s.tunnels.Close()
+	s.tunnelRT.CloseIdleConnections()
 	grace := time.AfterFunc(min(shutdownGrace, s.cfg.ShutdownTimeout/2), cancelRequests)
 	defer grace.Stop()
 	if err := hs.Shutdown(sctx); err != nil {

@@ -25,6 +25,9 @@ type Client struct {
 	token   string
 	timeout time.Duration
 	hc      *http.Client
+	// streams upgrades connections (exec, port-forward): HTTP/1.1 only,
+	// as WebSocket needs.
+	streams *http.Client
 }
 
 // New returns a Client for cfg. The server certificate must chain to
@@ -42,9 +45,13 @@ func New(cfg Config) (*Client, error) {
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
+	dial := cfg.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dial,
 		TLSClientConfig:       &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
@@ -56,7 +63,11 @@ func New(cfg Config) (*Client, error) {
 		Transport:     tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Client{base: strings.TrimRight(cfg.Server, "/"), token: cfg.Token, timeout: timeout, hc: hc}, nil
+	str := tr.Clone()
+	str.ForceAttemptHTTP2 = false
+	str.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	streams := &http.Client{Transport: str, CheckRedirect: hc.CheckRedirect}
+	return &Client{base: strings.TrimRight(cfg.Server, "/"), token: cfg.Token, timeout: timeout, hc: hc, streams: streams}, nil
 }
 
 // String names the server, never the token, so a Client may be logged.

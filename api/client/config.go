@@ -2,11 +2,13 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -33,6 +35,9 @@ type Config struct {
 	// (Get, List, Create, ..., DoJSON). Zero means DefaultTimeout. Streams
 	// (Watch, Logs) and Do are bounded only by their ctx.
 	Timeout time.Duration
+	// DialContext, when set, opens the TCP connections (tests dial from
+	// inside a network namespace); nil means a net.Dialer.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Validate reports the first problem that would stop New from using c.

@@ -9,14 +9,17 @@ import (
 )
 
 var logsHelp = cmdHelp{
-	usage: "skiff logs POD [-c CONTAINER] [-f] [--tail N] [-n NS]",
+	usage: "skiff logs POD|deploy/NAME|ds/NAME [-c CONTAINER] [-f] [--tail N] [-n NS]",
 	about: `Print the log of a container of a pod.
 
-The server fetches it from the agent of the pod's node. -c is needed only
+The server fetches it from the agent of the pod's node, through the
+tunnel the agent keeps open. For deploy/NAME or ds/NAME it picks one of
+the workload's pods (a running one, the newest). -c is needed only
 when the pod has more than one container; -f keeps following new lines
 until interrupted.`,
 	examples: `  skiff logs web-7d4b9c-x2k8p
-  skiff logs web-7d4b9c-x2k8p -c sidecar --tail 20 -f`,
+  skiff logs web-7d4b9c-x2k8p -c sidecar --tail 20 -f
+  skiff logs deploy/web -f`,
 }
 
 func runLogs(ctx context.Context, env *cliEnv, args []string) error {
@@ -46,7 +49,11 @@ func runLogs(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	rc, err := c.Logs(ctx, f.ns(), pos[0], opts)
+	pod, err := resolvePod(ctx, c, f.ns(), pos[0], env.stderr)
+	if err != nil {
+		return err
+	}
+	rc, err := c.Logs(ctx, f.ns(), pod, opts)
 	if err != nil {
 		return err
 	}
@@ -55,7 +62,7 @@ func runLogs(ctx context.Context, env *cliEnv, args []string) error {
 		if ctx.Err() != nil {
 			return nil // interrupted while following
 		}
-		return fmt.Errorf("read log of pod %s: %w", pos[0], err)
+		return fmt.Errorf("read log of pod %s: %w", pod, err)
 	}
 	return nil
 }

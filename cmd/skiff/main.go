@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
@@ -36,17 +37,20 @@ func (e *cliEnv) now() time.Time { return clock.Or(e.clock).Now() }
 
 func commands() map[string]command {
 	return map[string]command{
-		"version":  {"print version, commit and Go version", runVersion},
-		"server":   {"run the control plane and a local agent", runServer},
-		"agent":    {"join a machine to a cluster and run its pods", runAgent},
-		"token":    {"create, list and delete join tokens", runToken},
-		"get":      {"list or show objects", runGet},
-		"apply":    {"create or update objects from YAML or JSON", runApply},
-		"delete":   {"delete objects", runDelete},
-		"logs":     {"print a container's logs", runLogs},
-		"describe": {"show an object and its events", runDescribe},
-		"images":   {"side-load image tarballs into the local agent", runImages},
-		"check":    {"preflight checks for this machine", runCheck},
+		"version":      {"print version, commit and Go version", runVersion},
+		"server":       {"run the control plane and a local agent", runServer},
+		"agent":        {"join a machine to a cluster and run its pods", runAgent},
+		"token":        {"create, list and delete join tokens", runToken},
+		"get":          {"list or show objects", runGet},
+		"apply":        {"create or update objects from YAML or JSON", runApply},
+		"delete":       {"delete objects", runDelete},
+		"logs":         {"print a container's logs", runLogs},
+		"exec":         {"run a command in a container", runExec},
+		"port-forward": {"forward local ports to a pod", runPortForward},
+		"cp":           {"copy files to and from a container", runCp},
+		"describe":     {"show an object and its events", runDescribe},
+		"images":       {"side-load image tarballs into the local agent", runImages},
+		"check":        {"preflight checks for this machine", runCheck},
 	}
 }
 
@@ -78,6 +82,10 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 	if err := c.run(ctx, env, args[1:]); err != nil {
 		if errors.Is(err, errHelp) {
 			return 0
+		}
+		// A remote command's exit code becomes skiff's, as with kubectl.
+		if ee := (*client.ExitError)(nil); errors.As(err, &ee) {
+			return ee.Code
 		}
 		if !errors.Is(err, errReported) {
 			printError(env, err)

@@ -26,7 +26,7 @@ var busyboxApplets = []string{
 	"ifconfig", "ip", "kill", "ln", "ls", "mkdir", "mktemp", "mount", "mv", "nc", "nproc",
 	"printf", "ps", "pwd", "readlink", "rm", "rmdir", "sed", "seq", "sh", "sleep", "sort",
 	"stat", "tail", "tee", "test", "timeout", "top", "touch", "tr", "true", "uname", "usleep",
-	"wc", "wget", "whoami", "xargs", "yes",
+	"wc", "wget", "whoami", "xargs", "yes", "tar", "stty",
 }
 
 var (

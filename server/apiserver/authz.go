@@ -28,7 +28,10 @@ type Attributes struct {
 	Verb string
 	// Resource is the plural resource name ("pods", "nodes", …).
 	Resource string
-	// Subresource is "status", "log" or "".
+	// Subresource is "status", "log", "exec", "attach", "portforward",
+	// … or "". The streaming ones (exec, attach, portforward) always
+	// have the verb "create", whether the request is a GET (WebSocket)
+	// or a POST (SPDY), as in Kubernetes 1.30+.
 	Subresource string
 	// Namespace is "" for cluster-scoped resources and all-namespace
 	// lists.
@@ -85,6 +88,9 @@ func attributes(r *http.Request, rt route) Attributes {
 
 // verbOf maps the method (and for GET, the shape of the URL) to a verb.
 func verbOf(r *http.Request, rt route) string {
+	if isStreamSub(rt.sub) {
+		return VerbCreate
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		switch {

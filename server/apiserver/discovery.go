@@ -59,7 +59,11 @@ func subresourcesOf(res *api.ResourceInfo) []subresource {
 	if res.Resource == "pods" {
 		out = append(out,
 			subresource{name: subEviction, kind: groupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}, verbs: []string{"create"}},
-			subresource{name: subLog, kind: self, verbs: []string{"get"}})
+			subresource{name: subLog, kind: self, verbs: []string{"get"}},
+			subresource{name: subExec, kind: groupVersionKind{Version: "v1", Kind: "PodExecOptions"}, verbs: []string{"create", "get"}},
+			subresource{name: subAttach, kind: groupVersionKind{Version: "v1", Kind: "PodAttachOptions"}, verbs: []string{"create", "get"}},
+			subresource{name: subPortForward, kind: groupVersionKind{Version: "v1", Kind: "PodPortForwardOptions"}, verbs: []string{"create", "get"}},
+			subresource{name: subEphemeralContainers, kind: self, verbs: []string{"get", "patch", "update"}})
 	}
 	if res.HasStatus {
 		out = append(out, subresource{name: subStatus, kind: self, verbs: []string{"get", "patch", "update"}})

@@ -126,8 +126,11 @@ func TestDiscoveryAggregated(t *testing.T) {
 	if e := subs["eviction"]; e.ResponseKind != (gvk{"policy", "v1", "Eviction"}) || !slices.Equal(e.Verbs, []string{"create"}) {
 		t.Errorf("pods/eviction = %+v", e)
 	}
-	if _, ok := subs["log"]; !ok || len(subs) != 3 {
-		t.Errorf("pods subresources = %+v; want eviction, log, status", pods.Subresources)
+	if _, ok := subs["log"]; !ok || len(subs) != 7 {
+		t.Errorf("pods subresources = %+v; want eviction, log, exec, attach, portforward, ephemeralcontainers, status", pods.Subresources)
+	}
+	if e := subs["exec"]; e.ResponseKind != (gvk{"", "v1", "PodExecOptions"}) || !slices.Equal(e.Verbs, []string{"create", "get"}) {
+		t.Errorf("pods/exec = %+v", e)
 	}
 	if n := res["nodes"]; n.Scope != "Cluster" || !slices.Equal(n.ShortNames, []string{"no"}) || n.Categories != nil {
 		t.Errorf("nodes = %+v", n)

@@ -54,6 +54,9 @@ type Config struct {
 	// ClusterDNS, when set, is the cluster IP Bootstrap gives the
 	// kube-system/kube-dns Service (the agents answer DNS there).
 	ClusterDNS string
+	// Streams serves pods' exec, attach and portforward subresources
+	// (through the pod's agent's tunnel); nil answers 503.
+	Streams StreamFunc
 }
 
 // LogsFunc streams the log of a container of pod to w; container is the
@@ -88,6 +91,7 @@ type Server struct {
 	services          *servicealloc.Allocator
 	apiEndpoint       netip.AddrPort
 	clusterDNS        string
+	streams           StreamFunc
 }
 
 // New returns a Server for cfg.
@@ -108,6 +112,7 @@ func New(cfg Config) (*Server, error) {
 
 		apiEndpoint: cfg.APIEndpoint,
 		clusterDNS:  cfg.ClusterDNS,
+		streams:     cfg.Streams,
 
 		liveness:          cfg.Liveness,
 		heartbeatSnapshot: cfg.HeartbeatSnapshot,
@@ -259,6 +264,12 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 		return
 	case subEviction:
 		s.serveEviction(w, r, rt)
+		return
+	case subExec, subAttach, subPortForward:
+		s.serveStream(w, r, rt)
+		return
+	case subEphemeralContainers:
+		s.serveEphemeralContainers(w, r, rt)
 		return
 	}
 	switch r.Method {

@@ -37,6 +37,11 @@ const (
 
 	SubresourceStatus = "status"
 	SubresourceLog    = "log"
+	// The streaming subresources of pods. A node may use none of them,
+	// not even on its own pods; RBAC matches each on its own.
+	SubresourceExec        = "exec"
+	SubresourceAttach      = "attach"
+	SubresourcePortForward = "portforward"
 )
 
 // Field selector fields Authorize looks at.
@@ -52,7 +57,7 @@ const (
 type Request struct {
 	Verb        Verb
 	Resource    string // "pods", "nodes", …
-	Subresource string // "status", "log" or ""
+	Subresource string // "status", "log", "exec", "attach", "portforward", … or ""
 	Namespace   string // "" for cluster-scoped resources and all-namespace lists
 	// Name is the object's name: from the path, or for create from the
 	// body. "" for list and watch.
@@ -192,6 +197,9 @@ func (n nodeRequest) pods() Decision {
 		return deny("%s may %s pods only with fieldSelector %s=%s", n.who, r.Verb, FieldSpecNodeName, n.node)
 	}
 	if r.Verb == VerbCreate {
+		if IsStreamSubresource(r.Subresource) {
+			return n.denyDefault()
+		}
 		if r.Subresource == "" && r.IsMirrorForSelf {
 			return allow(n.who + " may create its own mirror pods")
 		}
@@ -242,4 +250,9 @@ func (n nodeRequest) referenced() Decision {
 		return deny("%s may not %s not referenced by pods bound to it", n.who, n.what())
 	}
 	return allow(n.who + " may " + n.what() + " referenced by pods bound to it")
+}
+
+// IsStreamSubresource reports whether sub is exec, attach or portforward.
+func IsStreamSubresource(sub string) bool {
+	return sub == SubresourceExec || sub == SubresourceAttach || sub == SubresourcePortForward
 }

@@ -352,7 +352,17 @@ func TestDashboardInRealBrowser(t *testing.T) {
 	p.goTo("#/pods/default/web-1", "#log-start")
 	p.click("#log-start")
 	p.do("see the log's error", chromedp.WaitVisible(chromedp.CSS("#log-output.error")))
+
+	// The console: a shell over the exec WebSocket, typed into.
+	startStandInAgent(t, info, "edge-1", "web-1")
+	p.click("#console-start")
+	p.do("see the shell connect", chromedp.WaitVisible(chromedp.CSS("#console .xterm-rows")),
+		chromedp.WaitVisible(chromedp.Search(`//span[@id="console-status" and starts-with(text(), "Connected")]`)))
+	p.typeInto("#console textarea.xterm-helper-textarea", "echo answer=$((6*7))")
+	p.do("see its answer", chromedp.WaitVisible(chromedp.Search(`//div[contains(@class,"xterm-rows")]/div[contains(., "answer=42")]`)))
 	p.screenshot("05-pod")
+	p.typeInto("#console textarea.xterm-helper-textarea", "exit")
+	p.do("see the shell end", chromedp.WaitVisible(chromedp.Search(`//span[@id="console-status" and text()="The shell exited."]`)))
 
 	// Create a pod from pasted YAML.
 	p.goTo("#/apply", "#yaml")

@@ -3,6 +3,7 @@
 import * as api from "./api.js";
 import { h, age, badge, table, dl, chips, phaseBadge } from "./dom.js";
 import { confirmDialog, scaleDialog } from "./actions.js";
+import { consolePanel } from "./console.js";
 
 // filter is the namespace shown ("" for all); it outlives re-renders.
 const filter = { ns: "" };
@@ -85,7 +86,7 @@ function containerState(st) {
 // The pod page keeps, per visit, a live collection of the pod's events and
 // the log panel (a DOM node moved into each render, so a followed log is
 // not lost when the pod changes).
-const podView = { events: null, log: null, stream: null };
+const podView = { events: null, log: null, stream: null, console: null };
 
 function stopLog() {
   if (podView.stream) podView.stream.abort();
@@ -144,9 +145,12 @@ export const pod = {
     podView.events = new api.Collection(`/api/v1/namespaces/${api.enc(ns)}/events`, "involvedObject.name=" + name);
     podView.events.subscribe(rerender);
     podView.log = null;
+    podView.console = null;
   },
   leave() {
     stopLog();
+    if (podView.console) podView.console.stop();
+    podView.console = null;
     if (podView.events) podView.events.stop();
     podView.events = null;
     podView.log = null;
@@ -162,6 +166,7 @@ export const pod = {
     const statuses = new Map(((st.initContainerStatuses || []).concat(st.containerStatuses || [])).map((c) => [c.name, c]));
     const all = (p.spec.initContainers || []).map((c) => ({ ...c, init: true })).concat(p.spec.containers || []);
     if (!podView.log) podView.log = logPanel(ns, name, (p.spec.containers || []).map((c) => c.name));
+    if (!podView.console) podView.console = consolePanel(ns, name, (p.spec.containers || []).map((c) => c.name));
     const events = podView.events ? podView.events.list().sort((a, b) => (a.lastTimestamp || "").localeCompare(b.lastTimestamp || "")) : [];
     return h("section", null, crumbs,
       h("h1", { tabindex: -1 }, name, " ", phaseBadge(st.phase, p.metadata.deletionTimestamp)),
@@ -187,6 +192,8 @@ export const pod = {
         events.map((e) => [badge(e.type || "Normal", e.type === "Warning" ? "warn" : "muted"), e.reason || "", e.message || "", String(e.count || 1), age(e.lastTimestamp || e.eventTime || e.metadata.creationTimestamp)]),
         podView.events && podView.events.loaded ? "No events." : "Loading…"),
       h("h2", null, "Log"),
-      podView.log);
+      podView.log,
+      h("h2", null, "Console"),
+      podView.console);
   },
 };

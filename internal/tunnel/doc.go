@@ -1,0 +1,21 @@
+// Package tunnel is the connection an agent dials to the server and keeps
+// open, so that the server can reach the agent without ever dialling it
+// (agents sit behind NAT and firewalls).
+//
+// The agent opens TLS to the server (pinning the cluster CA), sends
+// "GET /api/v1/skiff/tunnel" with its node credential and "Upgrade:
+// skiff-tunnel/1", and after "101 Switching Protocols" runs a
+// hashicorp/yamux session over the connection. The server is the yamux
+// client: it opens one stream per request it sends to the agent (logs,
+// exec, attach, port-forward), and the agent serves plain HTTP/1.1 on
+// each stream. yamux gives every stream its own flow-control window, so a
+// slow stream does not stall the others.
+//
+// Long-lived exchanges (exec, attach, port-forward) upgrade their stream
+// once more ("Upgrade: skiff-stream/1"); exec and attach then carry
+// Frames, port-forward carries the raw bytes of one TCP connection.
+//
+// The package holds both ends (Dial for the agent, Registry for the
+// server) and the frame codec. It knows nothing of pods or of the
+// Kubernetes protocols that the server speaks to kubectl.
+package tunnel

@@ -1,0 +1,42 @@
+package tunnel
+
+import (
+	"io"
+	"time"
+
+	"github.com/hashicorp/yamux"
+)
+
+// Path is the server URL an agent dials to open its tunnel.
+const Path = "/api/v1/skiff/tunnel"
+
+// Protocol is the Upgrade token of the tunnel itself; StreamProtocol is
+// the one of an exec, attach or port-forward stream inside it.
+const (
+	Protocol       = "skiff-tunnel/1"
+	StreamProtocol = "skiff-stream/1"
+)
+
+// Agent paths the server requests over a tunnel stream.
+const (
+	LogsPrefix        = "/containerLogs/" // {namespace}/{pod}/{container}
+	ExecPrefix        = "/exec/"          // {namespace}/{pod}/{container}
+	AttachPrefix      = "/attach/"        // {namespace}/{pod}/{container}
+	PortForwardPrefix = "/portForward/"   // {namespace}/{pod}?port=N
+)
+
+// streamWindow is each stream's receive window: enough to keep a
+// port-forward busy over a link with some latency, small enough that
+// 100 idle exec sessions cost little.
+const streamWindow = 1 << 20
+
+// muxConfig is the yamux configuration both ends use.
+func muxConfig() *yamux.Config {
+	c := yamux.DefaultConfig()
+	c.KeepAliveInterval = 20 * time.Second
+	c.ConnectionWriteTimeout = 15 * time.Second
+	c.MaxStreamWindowSize = streamWindow
+	c.StreamOpenTimeout = 30 * time.Second
+	c.LogOutput = io.Discard
+	return c
+}

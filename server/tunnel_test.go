@@ -1,0 +1,148 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/internal/tunnel"
+)
+
+// TestTunnelOnlyAsItselfRealTLS checks who may open a tunnel and that a
+// node's tunnel carries only requests for that node's pods, whatever the
+// node puts in its request.
+func TestTunnelOnlyAsItselfRealTLS(t *testing.T) {
+	h := startHarness(t, "", nil)
+	admin := h.adminToken()
+	_, credA := h.join(h.joinToken(), "a", "")
+	_, credB := h.join(h.joinToken(), "b", "")
+	for _, n := range []string{"a", "b"} {
+		h.mustDo("POST", "/api/v1/nodes", admin, fmt.Sprintf(nodeJSON, n), http.StatusCreated)
+	}
+	h.mustDo("POST", "/api/v1/namespaces/default/pods", admin, fmt.Sprintf(podOnJSON, "pa", "a", "sa"), http.StatusCreated)
+	h.mustDo("POST", "/api/v1/namespaces/default/pods", admin, fmt.Sprintf(podOnJSON, "pb", "b", "sb"), http.StatusCreated)
+	ca, err := os.ReadFile(h.info.CAPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func(token, path string) error {
+		sess, err := tunnel.Dial(context.Background(), tunnel.DialConfig{Server: h.info.URL + path, CAData: ca, Token: token})
+		if err == nil {
+			sess.Close()
+		}
+		return err
+	}
+	for _, tc := range []struct {
+		name, token string
+		want        int
+	}{
+		{"no credential", "", http.StatusUnauthorized},
+		{"wrong credential", credB + "x", http.StatusUnauthorized},
+		{"admin", admin, http.StatusForbidden},
+	} {
+		var refused *tunnel.RefusedError
+		if err := dial(tc.token, ""); !errors.As(err, &refused) || refused.Code != tc.want {
+			t.Errorf("tunnel as %s: %v; want refused with %d", tc.name, err, tc.want)
+		}
+	}
+	if code, _ := h.do("GET", tunnel.Path, credA, ""); code != http.StatusBadRequest {
+		t.Errorf("tunnel request without Upgrade = %d; want 400", code)
+	}
+
+	// Node a opens its tunnel, and claims to be b in every way it can
+	// besides its credential.
+	sess, err := tunnel.Dial(context.Background(), tunnel.DialConfig{Server: h.info.URL, CAData: ca, Token: credA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.Path)
+		mu.Unlock()
+		fmt.Fprint(w, "log of a\n")
+	})}
+	go srv.Serve(sess)
+	defer sess.Close()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, body := h.do("GET", "/api/v1/namespaces/default/pods/pa/log", admin, "")
+		if code == http.StatusOK && string(body) == "log of a\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("log of pa through a's tunnel = %d %s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, body := h.do("GET", "/api/v1/namespaces/default/pods/pb/log", admin, ""); code == http.StatusOK {
+		t.Fatalf("log of pb (node b) = 200 %q; a's tunnel must not serve b's pods", body)
+	}
+	code, body := h.do("GET", "/api/v1/namespaces/default/pods/pb/exec?command=true&stdout=true", admin, "")
+	if st := statusOf(t, body); code != http.StatusServiceUnavailable || !strings.Contains(st.Message, "node b has no tunnel") {
+		t.Errorf("exec in pb without b's tunnel = %d %q; want 503 naming node b", code, st.Message)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range seen {
+		if !strings.HasPrefix(p, tunnel.LogsPrefix+"default/pa/") {
+			t.Errorf("a's tunnel received %s", p)
+		}
+	}
+}
+
+// TestStreamAuthorizationRealTLS: a node may not exec into, attach to or
+// port-forward to any pod, its own included; a plain GET without the
+// WebSocket protocol is told what to use.
+func TestStreamAuthorizationRealTLS(t *testing.T) {
+	h := startHarness(t, "", nil)
+	admin := h.adminToken()
+	_, credA := h.join(h.joinToken(), "a", "")
+	h.mustDo("POST", "/api/v1/nodes", admin, fmt.Sprintf(nodeJSON, "a"), http.StatusCreated)
+	h.mustDo("POST", "/api/v1/namespaces/default/pods", admin, fmt.Sprintf(podOnJSON, "pa", "a", "sa"), http.StatusCreated)
+	for _, sub := range []string{"exec?command=sh&stdin=true", "attach?stdout=true", "portforward?ports=80"} {
+		for _, m := range []string{"GET", "POST"} {
+			code, body := h.do(m, "/api/v1/namespaces/default/pods/pa/"+sub, credA, "")
+			if st := statusOf(t, body); code != http.StatusForbidden || !strings.Contains(st.Message, "pods/"+strings.Split(sub, "?")[0]) {
+				t.Errorf("%s pods/pa/%s as node a = %d %q; want 403 naming the subresource", m, sub, code, st.Message)
+			}
+		}
+		if code, _ := h.do("GET", "/api/v1/namespaces/default/pods/pa/"+sub, "", ""); code != http.StatusUnauthorized {
+			t.Errorf("GET pods/pa/%s anonymously = %d; want 401", sub, code)
+		}
+	}
+	code, body := h.do("GET", "/api/v1/namespaces/default/pods/nope/exec?command=sh&stdout=true", admin, "")
+	if code != http.StatusNotFound {
+		t.Errorf("exec in a missing pod = %d %s; want 404", code, body)
+	}
+}
+
+func TestWebSocketBearerSubprotocol(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hdr   map[string][]string
+		token string
+	}{
+		{"header wins", map[string][]string{"Authorization": {"Bearer abc"}, "Upgrade": {"websocket"}, "Sec-Websocket-Protocol": {wsBearerPrefix + "eHl6"}}, "abc"},
+		{"subprotocol", map[string][]string{"Upgrade": {"websocket"}, "Sec-Websocket-Protocol": {"v5.channel.k8s.io, " + wsBearerPrefix + "eHl6"}}, "xyz"},
+		{"padded", map[string][]string{"Upgrade": {"websocket"}, "Sec-Websocket-Protocol": {wsBearerPrefix + "eHk="}}, "xy"},
+		{"not base64", map[string][]string{"Upgrade": {"websocket"}, "Sec-Websocket-Protocol": {wsBearerPrefix + "!!"}}, ""},
+		{"not a websocket", map[string][]string{"Sec-Websocket-Protocol": {wsBearerPrefix + "eHl6"}}, ""},
+	} {
+		r, _ := http.NewRequest("GET", "/", nil)
+		for k, v := range tc.hdr {
+			r.Header[http.CanonicalHeaderKey(k)] = v
+		}
+		if got := bearerToken(r); got != tc.token {
+			t.Errorf("bearerToken(%s) = %q; want %q", tc.name, got, tc.token)
+		}
+	}
+}
