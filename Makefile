@@ -10,7 +10,7 @@ GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10000x
 # Debian packages the test suites need; scripts/ensure-deps installs the missing ones.
-TEST_DEPS ?= containerd runc busybox-static iproute2 nftables curl chromium rpm postgresql
+TEST_DEPS ?= containerd runc busybox-static iproute2 nftables curl chromium rpm postgresql qemu-system-x86 qemu-user-static
 # nfpm builds the .deb and .rpm; it runs as a pinned tool and is not a
 # dependency of the skiff module.
 NFPM ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
@@ -21,7 +21,7 @@ PKG_VERSION ?= $(shell scripts/pkg-version)
 PKG_ARCHES ?= amd64 arm64 arm7
 PKG_DIR ?= dist
 
-.PHONY: all build build-all test test-unit fuzz-smoke bench lint run clean-run package clean deps
+.PHONY: all build build-all test test-vm test-unit fuzz-smoke bench lint run clean-run package clean deps
 
 all: build
 
@@ -41,11 +41,23 @@ deps:
 	@command -v kubectl >/dev/null || scripts/ensure-deps kubectl || scripts/ensure-deps kubernetes-client
 
 # test runs every suite CI runs: vet, unit and integration tests (with the
-# race detector), then each fuzz target briefly over its committed corpus.
+# race detector), each fuzz target briefly over its committed corpus, then
+# the agent's real-containerd suites again in a cgroup v2 VM (test-vm).
 test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) --no-print-directory fuzz-smoke
+	$(MAKE) --no-print-directory test-vm
+
+# test-vm boots Debian's kernel (apt-get download linux-image-amd64 into
+# $(VM_CACHE), reused) under qemu TCG with cgroup v2 alone and runs the
+# agent's real-containerd suites inside; see test/vm and
+# docs/operations.md. VM_FLAGS=-v prints the whole console.
+VM_CACHE ?= $(HOME)/.cache/skiff-vm
+VM_FLAGS ?=
+test-vm:
+	@scripts/ensure-deps qemu-system-x86 containerd runc busybox-static iproute2 nftables curl
+	$(GO) run ./test/vm -cache $(VM_CACHE) $(VM_FLAGS)
 
 fuzz-smoke:
 	@set -e; for pkg in $$($(GO) list ./...); do \

@@ -63,7 +63,15 @@ func TestIntegrationRealHierarchy(t *testing.T) {
 		}
 	}
 
-	// A "container" cgroup with a process in it, as runc would make.
+	// A "container" cgroup with a process in it, as runc would make. On
+	// v2 runc first enables the controllers in the pod's subtree_control
+	// (the agent enables them only down to the pod's parent), so the
+	// container's memory.events and pids.current exist.
+	if m.V2() {
+		if err := os.WriteFile(filepath.Join(memDir, "cgroup.subtree_control"), []byte("+memory +pids"), 0); err != nil {
+			t.Fatalf("enable controllers below the pod: %v", err)
+		}
+	}
 	child := filepath.Join(memDir, "c1")
 	if err := os.Mkdir(child, 0o755); err != nil {
 		t.Fatal(err)

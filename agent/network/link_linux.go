@@ -11,6 +11,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // vethPrefix starts the host-side name of every pod veth skiff makes.
@@ -121,7 +122,7 @@ func setUpVeth(h *netlink.Handle, bridge string, mtu int, uid string, podNS netn
 	if err := deleteLink(h, name); err != nil {
 		return err
 	}
-	ph, err := netlink.NewHandleAt(podNS)
+	ph, err := netlink.NewHandleAt(podNS, unix.NETLINK_ROUTE)
 	if err != nil {
 		return fmt.Errorf("netlink in pod netns: %w", err)
 	}

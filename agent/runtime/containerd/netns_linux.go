@@ -70,7 +70,7 @@ func createNetNS(target string) error {
 }
 
 func loopbackUp(ns netns.NsHandle) error {
-	h, err := netlink.NewHandleAt(ns)
+	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 	if err != nil {
 		return fmt.Errorf("netlink in new netns: %w", err)
 	}

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+//go:embed init.sh
+var initScript string
+
+//go:embed stage2.sh
+var stage2Script string
+
+// defaultSuites are the packages run in the VM: every suite that starts
+// real containerd, makes cgroups or builds pod networks.
+var defaultSuites = []string{
+	"./agent/cgroups",
+	"./agent/runtime/containerd",
+	"./agent/eviction",
+	"./agent/network",
+	"./agent/prober",
+	"./agent",
+}
+
+// hostBinaries are the host's programs the suites run, copied with their
+// shared libraries.
+var hostBinaries = []string{
+	"/bin/busybox", "containerd", "containerd-shim-runc-v2", "runc",
+	"ip", "bridge", "nft", "curl",
+}
+
+// bootModules are loaded at boot; autoModules (by name prefix) are only
+// put in the image, where the kernel's request_module finds them through
+// busybox modprobe (nf_tables loads its expressions on demand).
+var (
+	bootModules = []string{
+		"crc32c_generic", // libcrc32c (nf_tables) asks the crypto API for crc32c at load
+		"overlay", "veth", "bridge", "vxlan", "nf_tables", "nf_conntrack", "nf_nat",
+		"nft_chain_nat", "nft_nat", "nft_masq", "nft_ct", "nft_fib_inet", "nft_fib_ipv4",
+	}
+	autoModulePrefixes = []string{"nft_", "nf_"}
+)
+
+type config struct {
+	repo     string
+	cache    string
+	suites   []string
+	run      string
+	timeout  time.Duration
+	suiteMax time.Duration
+	memory   string
+	cpus     int
+	verbose  bool
+	keep     bool
+}
+
+func main() {
+	var cfg config
+	home, _ := os.UserCacheDir()
+	flag.StringVar(&cfg.cache, "cache", filepath.Join(home, "skiff-vm"), "directory for the downloaded kernel (outside the tree, reused)")
+	suites := flag.String("suites", strings.Join(defaultSuites, ","), "comma-separated packages to run in the VM")
+	flag.StringVar(&cfg.run, "run", "", "passed to every suite as -test.run")
+	flag.DurationVar(&cfg.timeout, "timeout", 7*time.Minute, "the VM is killed and the run fails after this long")
+	flag.DurationVar(&cfg.suiteMax, "suite-timeout", 5*time.Minute, "each suite's -test.timeout")
+	flag.StringVar(&cfg.memory, "memory", "3G", "VM memory")
+	flag.IntVar(&cfg.cpus, "smp", 2, "VM CPUs")
+	flag.BoolVar(&cfg.verbose, "v", false, "print the whole console, not only results and failures")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (initramfs, console log)")
+	flag.Parse()
+	cfg.suites = strings.Split(*suites, ",")
+	wd, err := os.Getwd()
+	if err != nil {
+		fatal(err)
+	}
+	cfg.repo = wd
+	if err := run(context.Background(), cfg); err != nil {
+		fatal(err)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "test-vm:", err)
+	os.Exit(1)
+}
+
+func logf(format string, args ...any) {
+	fmt.Printf("test-vm: "+format+"\n", args...)
+}
+
+func run(ctx context.Context, cfg config) error {
+	if _, err := os.Stat(filepath.Join(cfg.repo, "go.mod")); err != nil {
+		return errors.New("run from the repository root (go run ./test/vm)")
+	}
+	qemu, err := exec.LookPath("qemu-system-x86_64")
+	if err != nil {
+		return fmt.Errorf("qemu-system-x86_64 is not installed (make deps installs qemu-system-x86): %w", err)
+	}
+	start := time.Now()
+	k, err := ensureKernel(cfg.cache, logf)
+	if err != nil {
+		return fmt.Errorf("kernel: %w", err)
+	}
+	work, err := os.MkdirTemp("", "skiff-vm-")
+	if err != nil {
+		return err
+	}
+	if cfg.keep {
+		logf("work directory %s", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	t := tree{}
+	suites, err := buildSuites(ctx, cfg, work, t)
+	if err != nil {
+		return err
+	}
+	token, err := newToken()
+	if err != nil {
+		return err
+	}
+	if err := addSystem(t, k, token, suites, cfg); err != nil {
+		return err
+	}
+	initrd := filepath.Join(work, "initramfs.cpio")
+	f, err := os.Create(initrd)
+	if err != nil {
+		return err
+	}
+	if err := writeCPIO(f, t); err != nil {
+		f.Close()
+		return fmt.Errorf("write initramfs: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	st, _ := os.Stat(initrd)
+	logf("kernel %s, initramfs %d MiB, built in %s", k.release, st.Size()>>20, time.Since(start).Round(time.Second))
+	res, err := boot(ctx, bootConfig{
+		qemu: qemu, kernel: k.vmlinuz, initrd: initrd, memory: cfg.memory, cpus: cfg.cpus,
+		token: token, timeout: cfg.timeout, verbose: cfg.verbose, log: filepath.Join(work, "console.log"),
+	})
+	if res != nil {
+		res.print(os.Stdout)
+	}
+	if err != nil {
+		if !cfg.keep {
+			// Keep the console log of a failed run for the reader.
+			keep := filepath.Join(os.TempDir(), "skiff-vm-console.log")
+			if b, rerr := os.ReadFile(filepath.Join(work, "console.log")); rerr == nil && os.WriteFile(keep, b, 0o644) == nil {
+				logf("console log kept at %s", keep)
+			}
+		}
+		return err
+	}
+	logf("PASS: %d suites on cgroup v2 in %s (VM %s)", len(suites), time.Since(start).Round(time.Second), res.wall.Round(time.Second))
+	return nil
+}
+
+// suite is one test binary in the image.
+type suite struct {
+	name string // "agent_runtime_containerd"
+	pkg  string // "./agent/runtime/containerd"
+}
+
+// buildSuites compiles each package's tests (static, no race detector:
+// TSan under TCG is far too slow) into the image under /skiff/bin, with
+// the package's testdata under /skiff/src/<name>, the suites' working
+// directory.
+func buildSuites(ctx context.Context, cfg config, work string, t tree) ([]suite, error) {
+	var out []suite
+	for _, pkg := range cfg.suites {
+		pkg = strings.TrimSpace(pkg)
+		if pkg == "" {
+			continue
+		}
+		name := strings.ReplaceAll(strings.Trim(strings.TrimPrefix(pkg, "./"), "/"), "/", "_")
+		bin := filepath.Join(work, name+".test")
+		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
+		cmd.Dir = cfg.repo
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go test -c %s: %w\n%s", pkg, err, out)
+		}
+		if _, err := os.Stat(bin); err != nil {
+			return nil, fmt.Errorf("%s has no tests", pkg)
+		}
+		t.put("/skiff/bin/"+name+".test", &entry{mode: 0o755, src: bin})
+		t.dir("/skiff/src/" + name)
+		if err := addTree(t, filepath.Join(cfg.repo, pkg, "testdata"), "/skiff/src/"+name+"/testdata"); err != nil {
+			return nil, err
+		}
+		out = append(out, suite{name: name, pkg: pkg})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no suites to run")
+	}
+	return out, nil
+}
+
+// addTree adds the regular files and directories under the host
+// directory src at dst; a missing src adds nothing.
+func addTree(t tree, src, dst string) error {
+	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.ToSlash(filepath.Join(dst, rel))
+		switch {
+		case d.IsDir():
+			t.dir(target)
+		case d.Type().IsRegular():
+			t.put(target, &entry{mode: 0o644, src: p})
+		}
+		return nil
+	})
+}
+
+// addSystem adds everything besides the suites: the init stages,
+// busybox and the host's programs, the kernel modules, /etc.
+func addSystem(t tree, k kernel, token string, suites []suite, cfg config) error {
+	// Merged-/usr hosts link /bin, /sbin and /lib into /usr: so does the
+	// image, else busybox's applet links under /sbin have nowhere to go.
+	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib64"} {
+		if target, err := os.Readlink(d); err == nil {
+			t.symlink(d, target)
+			t.dir(resolveLink(d, target))
+		}
+	}
+	for _, b := range hostBinaries {
+		if err := addBinary(t, b); err != nil {
+			return err
+		}
+	}
+	// /init runs before busybox installs its applets.
+	t.file("/init", 0o755, []byte(initScript))
+	if _, ok := t["/bin"]; !ok {
+		t.dir("/bin")
+	}
+	t.put("/dev/console", &entry{mode: os.ModeDevice | os.ModeCharDevice | 0o600, dev: [2]uint32{5, 1}})
+	t.file("/etc/skiff-vm/stage2", 0o755, []byte(strings.ReplaceAll(stage2Script, "@TOKEN@", token)))
+	t.file("/etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n"))
+	t.file("/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n"))
+	t.file("/etc/resolv.conf", 0o644, []byte("# skiff-vm: no DNS servers\n"))
+	for _, d := range []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/root", "/var/lib"} {
+		t.dir(d)
+	}
+	var lines []string
+	for _, s := range suites {
+		args := "-test.count=1 -test.v -test.timeout=" + cfg.suiteMax.String()
+		if cfg.run != "" {
+			args += " -test.run=" + cfg.run
+		}
+		lines = append(lines, s.name+" "+args)
+	}
+	t.file("/etc/skiff-vm/suites", 0o644, []byte(strings.Join(lines, "\n")+"\n"))
+	return addModules(t, k)
+}
+
+// addModules puts bootModules (listed in load order in
+// /etc/skiff-vm/modules) and the autoload set in the image, with the
+// module index files busybox modprobe reads.
+func addModules(t tree, k kernel) error {
+	f, err := os.Open(filepath.Join(k.modDir, "modules.dep"))
+	if err != nil {
+		return err
+	}
+	md, err := parseModulesDep(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	builtin, err := readBuiltin(k.modDir)
+	if err != nil {
+		return err
+	}
+	boot, err := md.closure(bootModules, builtin)
+	if err != nil {
+		return err
+	}
+	var auto []string
+	for name := range md.file {
+		for _, p := range autoModulePrefixes {
+			if strings.HasPrefix(name, p) {
+				auto = append(auto, name)
+			}
+		}
+	}
+	all, err := md.closure(append(append([]string{}, bootModules...), auto...), builtin)
+	if err != nil {
+		return err
+	}
+	dst := "/lib/modules/" + k.release
+	if rl, ok := t["/lib"]; ok && rl.link != "" {
+		dst = "/usr/lib/modules/" + k.release
+	}
+	for _, m := range all {
+		t.put(dst+"/"+m, &entry{mode: 0o644, src: filepath.Join(k.modDir, m)})
+	}
+	for _, idx := range []string{"modules.dep", "modules.alias", "modules.symbols", "modules.builtin", "modules.order"} {
+		if _, err := os.Stat(filepath.Join(k.modDir, idx)); err == nil {
+			t.put(dst+"/"+idx, &entry{mode: 0o644, src: filepath.Join(k.modDir, idx)})
+		}
+	}
+	t.file("/etc/skiff-vm/modules", 0o644, []byte(strings.Join(boot, "\n")+"\n"))
+	return nil
+}
+
+func newToken() (string, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}

@@ -1,0 +1,47 @@
+#!/bin/busybox sh
+# Stage 2: the machine a cgroup v2 host gives the agent, then the suites.
+# @TOKEN@ is replaced by the harness; it marks the lines it parses.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/tmp
+bb=/bin/busybox
+$bb mount -t proc proc /proc
+$bb mount -t sysfs sysfs /sys
+$bb mount -t devtmpfs devtmpfs /dev
+$bb --install -s
+exec </dev/console >/dev/console 2>&1
+mkdir -p /dev/pts /dev/shm /run /tmp /var/tmp /root /sys/fs/cgroup
+mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
+mount -t tmpfs -o mode=1777 shm /dev/shm
+mount -t tmpfs -o mode=0755 run /run
+chmod 1777 /tmp /var/tmp
+ln -sf /proc/self/fd /dev/fd
+# cgroup v2 alone, as systemd mounts it (no v1 hierarchy anywhere).
+mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 /sys/fs/cgroup
+hostname skiff-vm
+echo 127.0.0.1 localhost >/etc/hosts
+ip link set lo up
+fail=0
+while read -r m; do
+  [ -n "$m" ] || continue
+  insmod "/lib/modules/$(uname -r)/$m" || { echo "SKIFF-VM-ERROR @TOKEN@ insmod $m failed"; fail=1; }
+done </etc/skiff-vm/modules
+# Processes live in a leaf, as under systemd (init.scope); the agent
+# makes its --cgroup-root beside it and enables controllers from the root.
+mkdir /sys/fs/cgroup/init.scope
+echo $$ >/sys/fs/cgroup/init.scope/cgroup.procs
+echo "SKIFF-VM-INFO @TOKEN@ kernel $(uname -r) mounts: $(grep cgroup /proc/mounts | tr '\n' ' ') controllers: $(cat /sys/fs/cgroup/cgroup.controllers) psi: $(ls /proc/pressure | tr '\n' ' ') root: $(cd /sys/fs/cgroup && ls *.pressure memory.* 2>/dev/null | tr '\n' ' ')"
+echo "SKIFF-VM-BOOTED @TOKEN@ $(cut -d' ' -f1 /proc/uptime)"
+if [ "$fail" = 0 ]; then
+  # Each line: suite name, then the test binary's arguments.
+  while read -r name args; do
+    [ -n "$name" ] || continue
+    start=$(cut -d' ' -f1 /proc/uptime)
+    echo "SKIFF-VM-START @TOKEN@ $name"
+    (cd "/skiff/src/$name" && "/skiff/bin/$name.test" $args) </dev/null
+    rc=$?
+    [ "$rc" = 0 ] || fail=1
+    echo "SKIFF-VM-SUITE @TOKEN@ $name rc=$rc start=$start end=$(cut -d' ' -f1 /proc/uptime)"
+  done </etc/skiff-vm/suites
+fi
+echo "SKIFF-VM-DONE @TOKEN@ rc=$fail uptime=$(cut -d' ' -f1 /proc/uptime)"
+sync
+poweroff -f
