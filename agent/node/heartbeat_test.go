@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -63,13 +64,16 @@ func (f *fakeAPI) callsBetween(from, to time.Time) int {
 	return n
 }
 
-func (f *fakeAPI) lastCall() time.Time {
+// firstCallFrom is the first call at or after t (zero if none).
+func (f *fakeAPI) firstCallFrom(t time.Time) time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.calls) == 0 {
-		return time.Time{}
+	for _, c := range f.calls {
+		if !c.Before(t) {
+			return c
+		}
 	}
-	return f.calls[len(f.calls)-1]
+	return time.Time{}
 }
 
 func (f *fakeAPI) readyWrites() []readyWrite {
@@ -124,15 +128,18 @@ func (f *fakeAPI) PatchStatus(ctx context.Context, res api.ResourceInfo, ns, nam
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	// The conditions list leads with Ready; its status is the first
-	// "status" key after `"type":"Ready"`.
-	s := string(body)
-	if i := strings.Index(s, `"type":"Ready"`); i >= 0 {
-		st := api.ConditionFalse
-		if j := strings.Index(s, `"status":"True"`); j >= 0 && (strings.Index(s, `"status":"False"`) < 0 || j < strings.Index(s, `"status":"False"`)) {
-			st = api.ConditionTrue
+	var patch struct {
+		Status struct {
+			Conditions []api.NodeCondition `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(body, &patch); err != nil {
+		return nil, err
+	}
+	for _, c := range patch.Status.Conditions {
+		if c.Type == api.NodeReady {
+			f.ready = append(f.ready, readyWrite{at: f.clk.Now(), status: c.Status})
 		}
-		f.ready = append(f.ready, readyWrite{at: f.clk.Now(), status: st})
 	}
 	return f.node, nil
 }
@@ -203,8 +210,8 @@ func TestRegistrarHeartbeatOutageOfAnHour(t *testing.T) {
 	f.setDown(false)
 	back := clk.Now()
 	stepUntil(clk, back.Add(hb+time.Second), 100*time.Millisecond)
-	first := f.lastCall()
-	if first.Sub(back) > hb {
+	first := f.firstCallFrom(back)
+	if first.IsZero() || first.Sub(back) > hb {
 		t.Fatalf("first call %v after the server came back; want within %v", first.Sub(back), hb)
 	}
 	stepUntil(clk, back.Add(2*time.Minute), 100*time.Millisecond)
