@@ -64,6 +64,24 @@ func (f *fakeAPI) callsBetween(from, to time.Time) int {
 	return n
 }
 
+// gapsBetween is the time between consecutive calls in [from, to).
+func (f *fakeAPI) gapsBetween(from, to time.Time) []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var gaps []time.Duration
+	var last time.Time
+	for _, c := range f.calls {
+		if c.Before(from) || !c.Before(to) {
+			continue
+		}
+		if !last.IsZero() {
+			gaps = append(gaps, c.Sub(last))
+		}
+		last = c
+	}
+	return gaps
+}
+
 // firstCallFrom is the first call at or after t (zero if none).
 func (f *fakeAPI) firstCallFrom(t time.Time) time.Time {
 	f.mu.Lock()
@@ -199,6 +217,14 @@ func TestRegistrarHeartbeatOutageOfAnHour(t *testing.T) {
 		n := f.callsBetween(from, from.Add(time.Minute))
 		if n > int(2*time.Minute/hb)+6 || (m > 0 && n < int(time.Minute/hb)) {
 			t.Fatalf("minute %d of the outage: %d attempts; want between %d and %d", m, n, int(time.Minute/hb), int(2*time.Minute/hb)+6)
+		}
+	}
+	// Every wait between two attempts is positive, at least half the
+	// first step (1 s, jittered) and at most the heartbeat (the fake
+	// clock moves in 100 ms steps).
+	for i, gap := range f.gapsBetween(outage, outage.Add(time.Hour)) {
+		if gap < 500*time.Millisecond-100*time.Millisecond || gap > hb+100*time.Millisecond {
+			t.Fatalf("wait #%d of the outage = %v; want within [0.5s, %v]", i, gap, hb)
 		}
 	}
 	if total := f.callsBetween(outage, outage.Add(time.Hour)); total > 2*int(time.Hour/hb)+10 {
