@@ -258,8 +258,14 @@ func TestRegistrarTriggerWritesReadyAtOnce(t *testing.T) {
 	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Clock: clk,
 		NetworkReady: func() error { mu.Lock(); defer mu.Unlock(); return netErr }})
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = r.Run(ctx) }()
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run after cancel = %v; want context.Canceled", err)
+		}
+	}()
 	clk.BlockUntil(1) // registered (NotReady) and waiting for the heartbeat
 	if w := f.readyWrites(); len(w) != 1 || w[0].status != api.ConditionFalse {
 		t.Fatalf("Ready writes at registration %+v; want one False", w)
