@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -63,13 +64,34 @@ func (f *fakeAPI) callsBetween(from, to time.Time) int {
 	return n
 }
 
-func (f *fakeAPI) lastCall() time.Time {
+// gapsBetween is the time between consecutive calls in [from, to).
+func (f *fakeAPI) gapsBetween(from, to time.Time) []time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.calls) == 0 {
-		return time.Time{}
+	var gaps []time.Duration
+	var last time.Time
+	for _, c := range f.calls {
+		if c.Before(from) || !c.Before(to) {
+			continue
+		}
+		if !last.IsZero() {
+			gaps = append(gaps, c.Sub(last))
+		}
+		last = c
 	}
-	return f.calls[len(f.calls)-1]
+	return gaps
+}
+
+// firstCallFrom is the first call at or after t (zero if none).
+func (f *fakeAPI) firstCallFrom(t time.Time) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.calls {
+		if !c.Before(t) {
+			return c
+		}
+	}
+	return time.Time{}
 }
 
 func (f *fakeAPI) readyWrites() []readyWrite {
@@ -124,15 +146,18 @@ func (f *fakeAPI) PatchStatus(ctx context.Context, res api.ResourceInfo, ns, nam
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	// The conditions list leads with Ready; its status is the first
-	// "status" key after `"type":"Ready"`.
-	s := string(body)
-	if i := strings.Index(s, `"type":"Ready"`); i >= 0 {
-		st := api.ConditionFalse
-		if j := strings.Index(s, `"status":"True"`); j >= 0 && (strings.Index(s, `"status":"False"`) < 0 || j < strings.Index(s, `"status":"False"`)) {
-			st = api.ConditionTrue
+	var patch struct {
+		Status struct {
+			Conditions []api.NodeCondition `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(body, &patch); err != nil {
+		return nil, err
+	}
+	for _, c := range patch.Status.Conditions {
+		if c.Type == api.NodeReady {
+			f.ready = append(f.ready, readyWrite{at: f.clk.Now(), status: c.Status})
 		}
-		f.ready = append(f.ready, readyWrite{at: f.clk.Now(), status: st})
 	}
 	return f.node, nil
 }
@@ -194,6 +219,14 @@ func TestRegistrarHeartbeatOutageOfAnHour(t *testing.T) {
 			t.Fatalf("minute %d of the outage: %d attempts; want between %d and %d", m, n, int(time.Minute/hb), int(2*time.Minute/hb)+6)
 		}
 	}
+	// Every wait between two attempts is positive, at least half the
+	// first step (1 s, jittered) and at most the heartbeat (the fake
+	// clock moves in 100 ms steps).
+	for i, gap := range f.gapsBetween(outage, outage.Add(time.Hour)) {
+		if gap < 500*time.Millisecond-100*time.Millisecond || gap > hb+100*time.Millisecond {
+			t.Fatalf("wait #%d of the outage = %v; want within [0.5s, %v]", i, gap, hb)
+		}
+	}
 	if total := f.callsBetween(outage, outage.Add(time.Hour)); total > 2*int(time.Hour/hb)+10 {
 		t.Fatalf("%d attempts in the hour; want at most %d", total, 2*int(time.Hour/hb)+10)
 	}
@@ -203,8 +236,8 @@ func TestRegistrarHeartbeatOutageOfAnHour(t *testing.T) {
 	f.setDown(false)
 	back := clk.Now()
 	stepUntil(clk, back.Add(hb+time.Second), 100*time.Millisecond)
-	first := f.lastCall()
-	if first.Sub(back) > hb {
+	first := f.firstCallFrom(back)
+	if first.IsZero() || first.Sub(back) > hb {
 		t.Fatalf("first call %v after the server came back; want within %v", first.Sub(back), hb)
 	}
 	stepUntil(clk, back.Add(2*time.Minute), 100*time.Millisecond)
@@ -225,8 +258,14 @@ func TestRegistrarTriggerWritesReadyAtOnce(t *testing.T) {
 	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Clock: clk,
 		NetworkReady: func() error { mu.Lock(); defer mu.Unlock(); return netErr }})
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = r.Run(ctx) }()
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run after cancel = %v; want context.Canceled", err)
+		}
+	}()
 	clk.BlockUntil(1) // registered (NotReady) and waiting for the heartbeat
 	if w := f.readyWrites(); len(w) != 1 || w[0].status != api.ConditionFalse {
 		t.Fatalf("Ready writes at registration %+v; want one False", w)

@@ -191,7 +191,10 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 				<-ctx.Done()
 				return ctx.Err()
 			}
-			return err
+			if err != nil {
+				return fmt.Errorf("%w (--disable-agent runs the server without it)", err)
+			}
+			return nil
 		})
 	}
 	start := time.Now()
