@@ -9,7 +9,7 @@ GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10000x
 # Debian packages the test suites need; scripts/ensure-deps installs the missing ones.
-TEST_DEPS ?= containerd runc busybox-static iproute2 nftables curl chromium rpm
+TEST_DEPS ?= containerd runc busybox-static iproute2 nftables curl chromium rpm qemu-user-static
 # nfpm builds the .deb and .rpm; it runs as a pinned tool and is not a
 # dependency of the skiff module.
 NFPM ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
@@ -20,7 +20,7 @@ PKG_VERSION ?= $(shell scripts/pkg-version)
 PKG_ARCHES ?= amd64 arm64 arm7
 PKG_DIR ?= dist
 
-.PHONY: all build build-all test test-unit fuzz-smoke bench lint run clean-run package clean deps
+.PHONY: all build build-all test test-unit test-arm fuzz-smoke bench lint run clean-run package clean deps
 
 all: build
 
@@ -40,11 +40,26 @@ deps:
 	@command -v kubectl >/dev/null || scripts/ensure-deps kubectl || scripts/ensure-deps kubernetes-client
 
 # test runs every suite CI runs: vet, unit and integration tests (with the
-# race detector), then each fuzz target briefly over its committed corpus.
+# race detector), the arm64 and armv7 runs (test-arm), then each fuzz
+# target briefly over its committed corpus. test/qemuarm runs once, in
+# test-arm.
 test: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/test/qemuarm$$')
+	$(MAKE) --no-print-directory test-arm
 	$(MAKE) --no-print-directory fuzz-smoke
+
+# test-arm runs the portable packages' tests as linux/arm64 and linux/arm
+# (GOARM=7) binaries under qemu-user-static, invoked explicitly (no
+# binfmt_misc needed), after `go vet` as GOARCH=arm. scripts/test-arm
+# lists which packages run and, for each, the host-only tests left out
+# (real containerd, cgroups, network namespaces) and why; a package in
+# neither list fails the run. Then test/qemuarm starts the armv7 and
+# arm64 `skiff server --disable-agent` under the emulators and creates a
+# pod over HTTPS. ARM_ARCHES="armv7" runs one architecture.
+test-arm:
+	@scripts/test-arm
+	$(GO) test -count=1 -timeout 10m ./test/qemuarm
 
 fuzz-smoke:
 	@set -e; for pkg in $$($(GO) list ./...); do \

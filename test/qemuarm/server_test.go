@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"database/sql"
 	"debug/elf"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +22,8 @@ import (
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+
+	_ "modernc.org/sqlite" // setRevision edits the stopped server's file
 )
 
 // target is one foreign platform: how Go builds for it, which qemu-user
@@ -68,7 +72,10 @@ func TestServerCreatesPodUnderQEMURealBinary(t *testing.T) {
 			created := createAndCheckPod(t, s)
 			s.stop(t)
 
-			// The pod is in the SQLite file, not only in memory.
+			// The pod is in the SQLite file, not only in memory. The
+			// restarted server continues past revision 2^32, where a
+			// 32-bit int would wrap.
+			setRevision(t, filepath.Join(data, "server", "state.db"), bigRevision)
 			s = start(t, emu, bin, data)
 			var again api.Pod
 			s.json(t, "GET", "/api/v1/namespaces/default/pods/web", "", http.StatusOK, &again)
@@ -76,6 +83,7 @@ func TestServerCreatesPodUnderQEMURealBinary(t *testing.T) {
 				t.Errorf("after restart GET web = uid %s memory %v; want uid %s memory 3Gi",
 					again.UID, again.Spec.Containers[0].Resources.Limits["memory"], created.UID)
 			}
+			checkBigRevisions(t, s)
 			s.stop(t)
 		})
 	}
@@ -145,6 +153,53 @@ func createAndCheckPod(t *testing.T, s *serverProc) api.Pod {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return created
+}
+
+// bigRevision is past 2^32; bigRevision - 2^32 is what a 32-bit int
+// holding it would wrap to.
+const bigRevision = int64(1)<<32 + 100
+
+// setRevision sets the store's revision counter in the stopped server's
+// SQLite file.
+func setRevision(t *testing.T, path string, rev int64) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("UPDATE meta SET value = ? WHERE key = 'revision'", rev); err != nil {
+		t.Fatalf("set revision in %s: %v", path, err)
+	}
+}
+
+// checkBigRevisions creates a pod past revision 2^32 and checks that its
+// resourceVersion comes back whole and that an update carrying the
+// wrapped value is refused with 409.
+func checkBigRevisions(t *testing.T, s *serverProc) {
+	t.Helper()
+	const pods = "/api/v1/namespaces/default/pods"
+	var p api.Pod
+	s.json(t, "POST", pods, strings.Replace(podJSON, `"name":"web"`, `"name":"big"`, 1), http.StatusCreated, &p)
+	rv, err := strconv.ParseInt(p.ResourceVersion, 10, 64)
+	if err != nil || rv <= bigRevision {
+		t.Fatalf("pod created after revision %d has resourceVersion %q; want a larger one", bigRevision, p.ResourceVersion)
+	}
+	var list api.PodList
+	s.json(t, "GET", pods, "", http.StatusOK, &list)
+	// The scheduler may have written since, so the list is at or past it.
+	if lrv, err := strconv.ParseInt(list.ResourceVersion, 10, 64); err != nil || lrv < rv || len(list.Items) != 2 {
+		t.Errorf("LIST = %d pods at resourceVersion %q; want 2 at %d or later", len(list.Items), list.ResourceVersion, rv)
+	}
+	p.Labels["wrapped"] = "yes"
+	p.ResourceVersion = strconv.FormatInt(rv-1<<32, 10)
+	b, err := json.Marshal(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := s.do(t, "PUT", pods+"/big", string(b), true); code != http.StatusConflict {
+		t.Errorf("PUT big with resourceVersion %s (the wrapped %d) = %d %s; want 409", p.ResourceVersion, rv, code, body)
+	}
 }
 
 func scheduledCondition(p *api.Pod) *api.PodCondition {
