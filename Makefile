@@ -21,7 +21,7 @@ PKG_VERSION ?= $(shell scripts/pkg-version)
 PKG_ARCHES ?= amd64 arm64 arm7
 PKG_DIR ?= dist
 
-.PHONY: all build build-all test test-vm test-unit fuzz-smoke bench lint run clean-run package clean deps
+.PHONY: all build build-all test test-vm test-arm test-unit fuzz-smoke bench lint run clean-run package clean deps
 
 all: build
 
@@ -41,11 +41,14 @@ deps:
 	@command -v kubectl >/dev/null || scripts/ensure-deps kubectl || scripts/ensure-deps kubernetes-client
 
 # test runs every suite CI runs: vet, unit and integration tests (with the
-# race detector), each fuzz target briefly over its committed corpus, then
-# the agent's real-containerd suites again in a cgroup v2 VM (test-vm).
+# race detector), the arm64 and armv7 runs (test-arm), each fuzz target
+# briefly over its committed corpus, then the agent's real-containerd
+# suites again in a cgroup v2 VM (test-vm). test/qemuarm runs once, in
+# test-arm.
 test: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/test/qemuarm$$')
+	$(MAKE) --no-print-directory test-arm
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(MAKE) --no-print-directory test-vm
 
@@ -58,6 +61,18 @@ VM_FLAGS ?=
 test-vm:
 	@scripts/ensure-deps qemu-system-x86 containerd runc busybox-static iproute2 nftables curl
 	$(GO) run ./test/vm -cache $(VM_CACHE) $(VM_FLAGS)
+
+# test-arm runs the portable packages' tests as linux/arm64 and linux/arm
+# (GOARM=7) binaries under qemu-user-static, invoked explicitly (no
+# binfmt_misc needed), after `go vet` as GOARCH=arm. scripts/test-arm
+# lists which packages run and, for each, the host-only tests left out
+# (real containerd, cgroups, network namespaces) and why; a package in
+# neither list fails the run. Then test/qemuarm starts the armv7 and
+# arm64 `skiff server --disable-agent` under the emulators and creates a
+# pod over HTTPS. ARM_ARCHES="armv7" runs one architecture.
+test-arm:
+	@scripts/test-arm
+	$(GO) test -count=1 -timeout 10m ./test/qemuarm
 
 fuzz-smoke:
 	@set -e; for pkg in $$($(GO) list ./...); do \

@@ -25,6 +25,10 @@ const (
 	crashDBEnv    = "SKIFF_STORAGE_CRASH_DB"
 	crashRoundEnv = "SKIFF_STORAGE_CRASH_ROUND"
 	crashWriters  = 8
+	// emulatorEnv names a user-mode emulator (qemu-arm-static) that
+	// runs this test binary; scripts/test-arm sets it, since without
+	// binfmt_misc the kernel cannot exec a foreign binary directly.
+	emulatorEnv = "SKIFF_TEST_EMULATOR"
 )
 
 // TestCrashChild is not a test of its own: TestCrashKill9 runs
@@ -137,18 +141,30 @@ func testCrashKill9(t *testing.T, b storagetest.Backend) {
 	t.Logf("%d rounds, %d acknowledged writes checked", rounds, total)
 }
 
-// seq orders names "r<round>-g<g>-<i>" of one goroutine.
-func seq(name string) int {
-	var round, g, i int
+// seq orders names "r<round>-g<g>-<i>" of one goroutine. It is an int64
+// so the round survives the shift on 32-bit platforms, where an int
+// would drop it and a write lost from an earlier round could compare as
+// newer.
+func seq(name string) int64 {
+	var round, g, i int64
 	fmt.Sscanf(name, "r%d-g%d-%d", &round, &g, &i)
 	return round<<32 | i
+}
+
+// selfCommand runs this test binary again with args, through the
+// emulator named by SKIFF_TEST_EMULATOR when it is set.
+func selfCommand(args ...string) *exec.Cmd {
+	if emu := os.Getenv(emulatorEnv); emu != "" {
+		return exec.Command(emu, append([]string{os.Args[0]}, args...)...)
+	}
+	return exec.Command(os.Args[0], args...)
 }
 
 // crashOnce runs the child against datastore ds, kills it with SIGKILL delay after
 // its first acknowledged write, and returns the acknowledged lines.
 func crashOnce(t *testing.T, ds string, round int, delay time.Duration) []string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd := selfCommand("-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashDBEnv+"="+ds, crashRoundEnv+"="+strconv.Itoa(round))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -196,4 +212,19 @@ func crashOnce(t *testing.T, ds string, round int, delay time.Duration) []string
 	// Each line is one write(2) of less than PIPE_BUF bytes, so a kill
 	// cannot tear one.
 	return lines
+}
+
+// TestCrashSeqOrdersRoundsFirst guards the crash test's own ordering: a
+// name from a later round is newer whatever its index, also where int is
+// 32 bits wide (make test-arm runs this package as armv7).
+func TestCrashSeqOrdersRoundsFirst(t *testing.T) {
+	for _, c := range []struct{ older, newer string }{
+		{"r0-g3-99", "r1-g3-0"},
+		{"r1-g0-5", "r1-g0-6"},
+		{"r7-g2-2147483647", "r8-g2-0"},
+	} {
+		if seq(c.older) >= seq(c.newer) {
+			t.Errorf("seq(%q) = %d >= seq(%q) = %d; want older < newer", c.older, seq(c.older), c.newer, seq(c.newer))
+		}
+	}
 }

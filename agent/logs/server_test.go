@@ -2,6 +2,7 @@ package logs
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,6 +41,33 @@ func TestTailOffset(t *testing.T) {
 		if got := tt.content[off:]; got != tt.want {
 			t.Errorf("tail %d of %.20q = %.20q, want %.20q", tt.n, tt.content, got, tt.want)
 		}
+	}
+}
+
+// TestTailOffsetPast4GiB tails a sparse log of 5 GiB: offsets beyond
+// 2^32 must survive on 32-bit platforms (make test-arm runs this as
+// armv7, where an int offset would wrap).
+func TestTailOffsetPast4GiB(t *testing.T) {
+	const at = int64(5) << 30
+	f, err := os.Create(filepath.Join(t.TempDir(), "big.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("x\ny\n"), at); err != nil {
+		t.Fatal(err)
+	}
+	off, err := tailOffset(f, 1)
+	if err != nil || off != at+2 {
+		t.Fatalf("tailOffset(5 GiB file, 1) = %d, %v; want %d", off, err, at+2)
+	}
+	var b strings.Builder
+	h := &Handler{}
+	if err := h.stream(context.Background(), &b, f, options{tailLines: 1, limitBytes: 1}); err != nil && !errors.Is(err, errLimit) {
+		t.Fatal(err)
+	}
+	if b.String() != "y" {
+		t.Errorf("stream(tailLines=1, limitBytes=1) of the 5 GiB file = %q; want %q", b.String(), "y")
 	}
 }
 

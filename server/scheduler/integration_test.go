@@ -166,7 +166,11 @@ func TestSchedulerIntegrationRealStore(t *testing.T) {
 	if got := h.pod("other").Spec.NodeName; got != "" {
 		t.Errorf("pod of another scheduler bound to %q; want left alone", got)
 	}
+	// The binding is visible in the store before the scheduler's loop
+	// counts it, so the counters are awaited too (a slow machine, such as
+	// armv7 under qemu, reads them in between).
 	m := h.s.Metrics()
+	h.eventually("metrics", func() bool { return m.Scheduled.Load() == 4 && m.E2E.Count() == 4 })
 	if m.Scheduled.Load() != 4 || m.Unschedulable.Load() == 0 || m.Preemptions.Load() != 1 || m.E2E.Count() != 4 {
 		t.Errorf("metrics scheduled=%d unschedulable=%d preemptions=%d e2e=%d; want 4, >0, 1, 4",
 			m.Scheduled.Load(), m.Unschedulable.Load(), m.Preemptions.Load(), m.E2E.Count())
