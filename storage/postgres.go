@@ -123,6 +123,18 @@ CREATE TABLE changes (
 	prev_fields BYTEA,
 	value       BYTEA NOT NULL
 );
+
+CREATE TABLE leases (
+	name    TEXT COLLATE "C" PRIMARY KEY,
+	holder  TEXT NOT NULL,
+	epoch   BIGINT NOT NULL,
+	expires TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE blobs (
+	name  TEXT COLLATE "C" PRIMARY KEY,
+	value BYTEA NOT NULL
+);
 `
 
 // Meta keys kept only on PostgreSQL.

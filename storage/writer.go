@@ -153,9 +153,15 @@ func (s *Store) commit(ops []*op) {
 		rev = base
 		ts = max(s.clock.Now().UnixNano(), lastTs)
 	}
+	if err == nil {
+		err = w.fences(ctx, ops)
+	}
 	for _, o := range ops {
 		if err != nil {
 			break
+		}
+		if o.err != nil {
+			continue // fenced
 		}
 		if cerr := o.ctx.Err(); cerr != nil {
 			o.err = cerr
