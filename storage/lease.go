@@ -145,34 +145,3 @@ func (w *writer) fences(ctx context.Context, ops []*op) error {
 	}
 	return nil
 }
-
-// ShareBlob stores value under name unless the store already holds a
-// blob of that name, and returns the stored one. Servers sharing a
-// PostgreSQL store use it to agree on what the first of them created:
-// the cluster CA, the admin token. On SQLite, which one server owns, it
-// returns value and stores nothing (the server's files are the record).
-func (s *Store) ShareBlob(ctx context.Context, name string, value []byte) ([]byte, error) {
-	if name == "" || len(value) == 0 {
-		return nil, fmt.Errorf("share blob %q: empty name or value: %w", name, ErrInvalid)
-	}
-	if _, ok := s.be.(*pgBackend); !ok {
-		return value, nil
-	}
-	if err := s.beginRead(); err != nil {
-		return nil, fmt.Errorf("share blob %s: %w", name, err)
-	}
-	defer s.endRead()
-	var stored []byte
-	err := s.rdb.QueryRowContext(ctx, `WITH i AS (
-			INSERT INTO blobs (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING value)
-		SELECT value FROM i UNION ALL SELECT value FROM blobs WHERE name = $1 LIMIT 1`, name, value).Scan(&stored)
-	if errors.Is(err, sql.ErrNoRows) {
-		// Another server inserted it after this statement's snapshot
-		// was taken; it has committed, so a new statement sees it.
-		err = s.rdb.QueryRowContext(ctx, `SELECT value FROM blobs WHERE name = $1`, name).Scan(&stored)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("share blob %s: %w", name, translate(err))
-	}
-	return stored, nil
-}

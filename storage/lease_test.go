@@ -118,3 +118,35 @@ func TestPostgresShareBlobFirstWins(t *testing.T) {
 		t.Fatalf("B ShareBlob = %q, %v; want from-a, nil", got, err)
 	}
 }
+
+// TestPostgresShareLivenessKeepsLatest: heartbeats seen by either server
+// are merged, the later time winning.
+func TestPostgresShareLivenessKeepsLatest(t *testing.T) {
+	ctx := context.Background()
+	opts := pgBackend.Fresh(t, storage.Options{})
+	a := storagetest.OpenAt(t, opts)
+	b := storagetest.OpenAt(t, opts)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := a.ShareLiveness(ctx, map[string]time.Time{"n1": t0.Add(2 * time.Second), "n2": t0}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.ShareLiveness(ctx, map[string]time.Time{"n1": t0.Add(time.Second), "n3": t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Time{"n1": t0.Add(2 * time.Second), "n2": t0, "n3": t0}
+	if len(got) != len(want) {
+		t.Fatalf("ShareLiveness = %v; want %v", got, want)
+	}
+	for n, w := range want {
+		if !got[n].Equal(w) {
+			t.Errorf("ShareLiveness[%s] = %v; want %v", n, got[n], w)
+		}
+	}
+	if err := a.ForgetLiveness(ctx, "n2"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.ShareLiveness(ctx, nil); err != nil || len(got) != 2 {
+		t.Errorf("after ForgetLiveness(n2): %v, %v; want 2 nodes", got, err)
+	}
+}

@@ -135,6 +135,11 @@ CREATE TABLE blobs (
 	name  TEXT COLLATE "C" PRIMARY KEY,
 	value BYTEA NOT NULL
 );
+
+CREATE TABLE liveness (
+	node TEXT COLLATE "C" PRIMARY KEY,
+	last BIGINT NOT NULL
+);
 `
 
 // Meta keys kept only on PostgreSQL.
