@@ -39,7 +39,8 @@ func WithFence(ctx context.Context, f Fence) context.Context {
 	return context.WithValue(ctx, fenceKey{}, f)
 }
 
-func fenceOf(ctx context.Context) (Fence, bool) {
+// FenceOf returns the fence WithFence put in ctx, if any.
+func FenceOf(ctx context.Context) (Fence, bool) {
 	f, ok := ctx.Value(fenceKey{}).(Fence)
 	return f, ok
 }
@@ -125,7 +126,7 @@ func (w *writer) fences(ctx context.Context, ops []*op) error {
 	}
 	var checked map[Fence]bool
 	for _, o := range ops {
-		f, ok := fenceOf(o.ctx)
+		f, ok := FenceOf(o.ctx)
 		if !ok {
 			continue
 		}
