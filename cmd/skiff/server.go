@@ -76,7 +76,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.cfg.DataDir, "data-dir", server.DefaultDataDir, "state directory; the server's is <data-dir>/server")
 	fs.StringVar(&f.cfg.Listen, "listen", server.DefaultListen, "HTTPS listen address")
-	fs.StringVar(&f.cfg.Datastore, "datastore", "", "datastore URL (default sqlite://<data-dir>/server/state.db)")
+	fs.StringVar(&f.cfg.Datastore, "datastore", "", "datastore URL: sqlite://<path> (default <data-dir>/server/state.db) or postgres://user[:password]@host:port/db?sslmode=... shared by several servers")
 	fs.StringVar(&f.cfg.ClusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "pod network, one /24 per node")
 	fs.DurationVar(&f.cfg.NodeMonitorGrace, "node-monitor-grace", server.DefaultNodeMonitorGrace, "how long a silent node stays Ready")
 	fs.DurationVar(&f.cfg.PodEvictionTimeout, "pod-eviction-timeout", server.DefaultPodEvictionTimeout, "how long pods stay on a lost node")
@@ -131,6 +131,8 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 			return runServerBackup(ctx, env, args[1:])
 		case "restore":
 			return runServerRestore(ctx, env, args[1:])
+		case "migrate":
+			return runServerMigrate(ctx, env, args[1:])
 		}
 	}
 	f, err := parseServerFlags(env, args)
