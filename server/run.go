@@ -56,7 +56,7 @@ type server struct {
 	// parts are the leader's loops of the current (or next) term.
 	partsMu sync.Mutex
 	parts   leaderParts
-	usage       *usage.Recorder
+	usage   *usage.Recorder
 	// adminToken is held from setup until the client configs are
 	// written, then dropped.
 	adminToken string

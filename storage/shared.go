@@ -106,4 +106,3 @@ func (s *Store) ForgetLiveness(ctx context.Context, node string) error {
 	}
 	return nil
 }
-
