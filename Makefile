@@ -21,7 +21,7 @@ PKG_VERSION ?= $(shell scripts/pkg-version)
 PKG_ARCHES ?= amd64 arm64 arm7
 PKG_DIR ?= dist
 
-.PHONY: all build build-all test test-vm test-arm test-unit fuzz-smoke bench lint run clean-run package clean deps
+.PHONY: all build build-all test test-vm test-arm test-unit fuzz-smoke bench bench-datastores lint run clean-run package clean deps
 
 all: build
 
@@ -85,6 +85,13 @@ fuzz-smoke:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+
+# bench-datastores compares SQLite and PostgreSQL (a private cluster with
+# fsync on, see internal/pgtest) in one run, then times leader failover
+# (docs/benchmarks.md, "Several servers on PostgreSQL").
+bench-datastores:
+	$(GO) test ./storage -run '^$$' -bench 'BenchmarkBackends|BenchmarkPostgres|BenchmarkSQLiteList10kPods' -benchtime 3s -count=1 -timeout 20m
+	$(GO) test ./server -run 'TestPostgresTwoServersKillLeader' -count=3 -v -timeout 10m | grep -E 'leader killed|acknowledged writes|^--- '
 
 lint:
 	$(GO) vet ./...

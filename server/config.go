@@ -14,6 +14,7 @@ import (
 	"github.com/skiffhq/skiff/api/labels"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/server/servicealloc"
+	"github.com/skiffhq/skiff/storage"
 )
 
 // Defaults of Config, as SPEC.md fixes them for `skiff server`.
@@ -53,7 +54,9 @@ type Config struct {
 	// Listen is the host:port of the HTTPS listener. Default
 	// DefaultListen; port 0 picks a free port (tests).
 	Listen string
-	// Datastore names the store: sqlite://<path>. Default
+	// Datastore names the store: sqlite://<path>, or
+	// postgres://user[:password]@host:port/db?sslmode=... shared by any
+	// number of servers (one leads; see package leader). Default
 	// sqlite://<DataDir>/server/state.db.
 	Datastore string
 	// TLSSANs are extra names and addresses for the server certificate
@@ -146,7 +149,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Datastore != "" {
-		if _, err := sqlitePath(c.Datastore); err != nil {
+		if _, err := storage.ParseDatastore(c.Datastore); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -238,18 +241,6 @@ func (c Config) withDefaults() Config {
 func (c Config) serverDir() string { return filepath.Join(c.DataDir, serverDirName) }
 func (c Config) path(name string) string {
 	return filepath.Join(c.serverDir(), name)
-}
-
-// sqlitePath returns the file of a sqlite:// datastore URL.
-func sqlitePath(datastore string) (string, error) {
-	p, ok := strings.CutPrefix(datastore, sqliteScheme)
-	if !ok {
-		return "", fmt.Errorf("datastore %q: only sqlite://<path> is supported", datastore)
-	}
-	if p == "" {
-		return "", fmt.Errorf("datastore %q: the path is empty", datastore)
-	}
-	return p, nil
 }
 
 // splitListen checks a host:port listen address.

@@ -151,8 +151,11 @@ func requestLabels(r *http.Request) (resource, verb string) {
 
 // addScheduler publishes the scheduler's figures: attempts by result,
 // binds, preemptions, queue lengths and the latency histograms.
-func (m *serverMetrics) addScheduler(sm *scheduler.Metrics) {
+// current returns the running scheduler's (a new leadership term brings
+// a new scheduler).
+func (m *serverMetrics) addScheduler(current func() *scheduler.Metrics) {
 	m.set.RegisterMetricsWriter(func(w io.Writer) {
+		sm := current()
 		for _, c := range []struct {
 			result string
 			n      int64

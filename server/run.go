@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,9 +19,7 @@ import (
 	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
-	"github.com/skiffhq/skiff/server/controllers"
 	"github.com/skiffhq/skiff/server/events"
-	"github.com/skiffhq/skiff/server/ipam"
 	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/server/servicealloc"
 	"github.com/skiffhq/skiff/server/tlsutil"
@@ -57,10 +56,13 @@ type server struct {
 	events      *events.Sink
 	liveness    *apiserver.Liveness
 	metrics     *serverMetrics
-	sched       *scheduler.Scheduler
-	ctrl        *controllers.Manager
-	nodeIPAM    *ipam.Controller
-	usage       *usage.Recorder
+	// parts are the leader's loops of the current (or next) term.
+	partsMu sync.Mutex
+	parts   leaderParts
+	usage   *usage.Recorder
+	// loops supervises the background loops; a leader's term reports
+	// its fatal errors to it.
+	loops *supervise.Group
 	// tunnels holds the agents' tunnels; tunnelRT sends requests
 	// through them.
 	tunnels  *tunnel.Registry
@@ -105,8 +107,21 @@ func (s *server) setup(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.serverDir(), 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
+	so, err := storage.ParseDatastore(cfg.Datastore) // checked by Validate
+	if err != nil {
+		return err
+	}
+	so.Clock, so.Logger = s.clk, s.log.With("component", "storage")
+	st, err := storage.Open(ctx, so)
+	if err != nil {
+		return fmt.Errorf("open datastore %s: %w", storage.Redact(cfg.Datastore), err)
+	}
+	s.store = st
+
+	// On a shared (PostgreSQL) datastore the first server's CA and admin
+	// token become every server's.
 	tlsDir := cfg.path(tlsDirName)
-	ca, err := tlsutil.EnsureCA(tlsDir, s.clk)
+	ca, err := shareCA(ctx, st, tlsDir, s.clk)
 	if err != nil {
 		return err
 	}
@@ -120,12 +135,6 @@ func (s *server) setup(ctx context.Context) error {
 	}
 	s.ca, s.cert = ca, cert
 
-	dbPath, _ := sqlitePath(cfg.Datastore) // checked by Validate
-	st, err := storage.Open(ctx, storage.Options{Path: dbPath, Clock: s.clk, Logger: s.log.With("component", "storage")})
-	if err != nil {
-		return fmt.Errorf("open datastore %s: %w", dbPath, err)
-	}
-	s.store = st
 	s.events = events.NewSink(st, s.clk, events.DefaultTTL, s.log.With("component", "events"))
 	s.liveness = apiserver.NewLiveness()
 	// The server's client certificate for agents' log endpoints: fresh
@@ -149,19 +158,7 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.sched, err = scheduler.New(scheduler.Config{
-		Store: st, Clock: s.clk, Logger: s.log.With("component", "scheduler"),
-		Recorder: s.events.NewRecorder("default-scheduler", ""),
-		Scoring:  scheduler.Scoring(cfg.SchedulerScoring),
-		Liveness: s.liveness.Last, NodeGrace: cfg.NodeMonitorGrace,
-	})
-	if err != nil {
-		return fmt.Errorf("scheduler: %w", err)
-	}
-	s.nodeIPAM, err = ipam.NewController(ipam.Config{
-		Store: st, ClusterCIDR: cfg.ClusterCIDR, Clock: s.clk, Logger: s.log.With("component", "node-ipam"),
-	})
-	if err != nil {
+	if err := s.newScheduler(); err != nil {
 		return err
 	}
 	s.usage, err = usage.New(usage.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "usage")})
@@ -169,12 +166,12 @@ func (s *server) setup(ctx context.Context) error {
 		return err
 	}
 	s.metrics = newServerMetrics(st, s.liveness)
-	s.metrics.addScheduler(s.sched.Metrics())
+	s.metrics.addScheduler(func() *scheduler.Metrics { return s.leaderParts().sched.Metrics() })
 	if err := s.api.Bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 
-	adminToken, err := auth.EnsureAdminToken(cfg.path(adminTokenName))
+	adminToken, err := shareAdminToken(ctx, st, cfg.path(adminTokenName))
 	if err != nil {
 		return err
 	}
@@ -185,18 +182,8 @@ func (s *server) setup(ctx context.Context) error {
 	if _, err := s.tokens.EnsureDefaultJoinToken(ctx, cfg.path(joinTokenName)); err != nil {
 		return err
 	}
-	s.ctrl, err = controllers.New(controllers.Config{
-		Store: st, Clock: s.clk, Logger: s.log.With("component", "controllers"),
-		Recorder: func(component string) controllers.EventRecorder { return s.events.NewRecorder(component, "") },
-		Liveness: s.liveness.Last, NodeMonitorGrace: cfg.NodeMonitorGrace, PodEvictionTimeout: cfg.PodEvictionTimeout,
-		GCInterval: eventExpiryInterval,
-		Sweeps: []controllers.Sweep{
-			{Name: "events", Run: s.events.Expire},
-			{Name: "join-tokens", Run: s.tokens.DeleteExpiredJoinTokens},
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("controllers: %w", err)
+	if err := s.newControllers(); err != nil {
+		return err
 	}
 	s.joinLimiter = auth.NewLimiter(auth.LimiterConfig{Clock: s.clk})
 	s.authLimiter = auth.NewLimiter(auth.LimiterConfig{Clock: s.clk})
@@ -254,20 +241,22 @@ func (s *server) serve(ctx context.Context) error {
 	// Background loops run under a supervisor until shutdown, and end
 	// before the store closes; the first that fails stops the server.
 	loops, loopCtx := supervise.New(context.WithoutCancel(ctx), s.log)
-	loops.Go("node IPAM", s.nodeIPAM.Run)
+	s.loops = loops
 	loops.Go("usage", s.usage.Run)
 	if cfg.DisableControllers {
 		s.log.Info("controllers disabled")
-		// The garbage collector normally expires events; without it,
-		// they still go.
-		loops.Go("event expiry", func(ctx context.Context) error { return s.events.Run(ctx, eventExpiryInterval) })
-	} else {
-		loops.Go("controllers", s.ctrl.Run)
 	}
 	if cfg.DisableScheduler {
 		s.log.Info("scheduler disabled (--disable-scheduler)")
-	} else {
-		loops.Go("scheduler", s.sched.Run)
+	}
+	// The scheduler, controllers and node IPAM run on one server at a
+	// time: the leader (on SQLite, always this one).
+	loops.Go("leader election", s.campaign)
+	if s.store.Backend() == "postgres" {
+		loops.Go("liveness sync", func(ctx context.Context) error {
+			syncLiveness(ctx, s.store, s.liveness, s.clk, livenessSyncInterval, s.log.With("component", "liveness"))
+			return ctx.Err()
+		})
 	}
 
 	s.ready.Store(true)

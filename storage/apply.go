@@ -21,10 +21,6 @@ type writer struct {
 	selObj, selObjValue, insObj, updObj, delObj *sql.Stmt
 	insChange, setMeta, raiseMeta, getMeta      *sql.Stmt
 	delChanges                                  *sql.Stmt
-	// createLogged and updateLogged write the object and its change-log
-	// row in one statement, where the backend offers it (nil otherwise):
-	// one round trip to a network database instead of two.
-	createLogged, updateLogged *sql.Stmt
 }
 
 // newWriter takes a connection from db and prepares the writer's
@@ -70,21 +66,6 @@ func (w *writer) connect(ctx context.Context) error {
 		}
 		*p.stmt = st
 	}
-	create, update := w.be.fused()
-	for _, p := range []struct {
-		stmt **sql.Stmt
-		q    string
-	}{{&w.createLogged, create}, {&w.updateLogged, update}} {
-		if p.q == "" {
-			continue
-		}
-		st, err := conn.PrepareContext(ctx, p.q)
-		if err != nil {
-			w.disconnect()
-			return fmt.Errorf("prepare: %w", translate(err))
-		}
-		*p.stmt = st
-	}
 	return nil
 }
 
@@ -121,7 +102,7 @@ func (w *writer) load(ctx context.Context) (rev, compacted, lastTs int64, err er
 
 func (w *writer) closeStmts() error {
 	var errs []error
-	for _, st := range []**sql.Stmt{&w.selObj, &w.selObjValue, &w.insObj, &w.updObj, &w.delObj, &w.insChange, &w.setMeta, &w.raiseMeta, &w.getMeta, &w.delChanges, &w.createLogged, &w.updateLogged} {
+	for _, st := range []**sql.Stmt{&w.selObj, &w.selObjValue, &w.insObj, &w.updObj, &w.delObj, &w.insChange, &w.setMeta, &w.raiseMeta, &w.getMeta, &w.delChanges} {
 		if *st != nil {
 			errs = append(errs, (*st).Close())
 			*st = nil
@@ -161,13 +142,7 @@ func (w *writer) apply(ctx context.Context, o *op, rev, ts int64) (c *change, op
 func (w *writer) create(ctx context.Context, o *op, rev, ts int64) (*change, error, error) {
 	e, k := o.enc, o.enc.key
 	value := e.withRevision(rev)
-	var res sql.Result
-	var err error
-	if w.createLogged != nil {
-		res, err = w.createLogged.ExecContext(ctx, k.resource, k.namespace, k.name, rev, e.node, blob(e.labels), e.fields, value, ts)
-	} else {
-		res, err = w.insObj.ExecContext(ctx, k.resource, k.namespace, k.name, rev, rev, e.node, blob(e.labels), e.fields, value)
-	}
+	res, err := w.insObj.ExecContext(ctx, k.resource, k.namespace, k.name, rev, rev, e.node, blob(e.labels), e.fields, value)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -176,10 +151,8 @@ func (w *writer) create(ctx context.Context, o *op, rev, ts int64) (*change, err
 	} else if n == 0 {
 		return nil, ErrExists, nil
 	}
-	if w.createLogged == nil {
-		if err := w.logChange(ctx, rev, k, Added, ts, e.labels, e.fields, nil, nil, value); err != nil {
-			return nil, nil, err
-		}
+	if err := w.logChange(ctx, rev, k, Added, ts, e.labels, e.fields, nil, nil, value); err != nil {
+		return nil, nil, err
 	}
 	o.rev, o.value = rev, value
 	return &change{
@@ -208,18 +181,11 @@ func (w *writer) update(ctx context.Context, o *op, rev, ts int64) (*change, err
 	}
 	value := e.withRevision(rev)
 	prevLabels, prevFields := prevColumn(oldLabels, e.labels), prevColumn(oldFields, e.fields)
-	if w.updateLogged != nil {
-		if _, err := w.updateLogged.ExecContext(ctx, rev, e.node, blob(e.labels), e.fields, value, k.resource, k.namespace, k.name,
-			ts, blob(prevLabels), blob(prevFields)); err != nil {
-			return nil, nil, err
-		}
-	} else {
-		if _, err := w.updObj.ExecContext(ctx, rev, e.node, blob(e.labels), e.fields, value, k.resource, k.namespace, k.name); err != nil {
-			return nil, nil, err
-		}
-		if err := w.logChange(ctx, rev, k, Modified, ts, e.labels, e.fields, prevLabels, prevFields, value); err != nil {
-			return nil, nil, err
-		}
+	if _, err := w.updObj.ExecContext(ctx, rev, e.node, blob(e.labels), e.fields, value, k.resource, k.namespace, k.name); err != nil {
+		return nil, nil, err
+	}
+	if err := w.logChange(ctx, rev, k, Modified, ts, e.labels, e.fields, prevLabels, prevFields, value); err != nil {
+		return nil, nil, err
 	}
 	o.rev, o.value = rev, value
 	return &change{

@@ -37,14 +37,6 @@ type backend interface {
 	// commit records rev and ts as the last revision and change
 	// timestamp, and commits.
 	commit(ctx context.Context, w *writer, rev, ts int64) error
-	// fused returns statements that write an object and its change-log
-	// row at once, in the database's own placeholders, or "" where the
-	// database cannot (SQLite: no INSERT inside WITH). create takes
-	// (resource, namespace, name, rev, node, labels, fields, value, ts)
-	// and affects no row when the key exists; update takes (rev, node,
-	// labels, fields, value, resource, namespace, name, ts, prev_labels,
-	// prev_fields).
-	fused() (create, update string)
 	// resetAfterFailure says whether the writer's connection must be
 	// replaced after a failed transaction (a network database may have
 	// lost it).

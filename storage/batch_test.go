@@ -51,3 +51,39 @@ func TestUpdateBatchPreconditionsPerObject(t *testing.T) {
 		}
 	})
 }
+
+// TestUpdateBatchSameObjectTwice: within one batch the second write of
+// an object sees the first (on PostgreSQL the batch is decided in memory
+// from one read, then pipelined).
+func TestUpdateBatchSameObjectTwice(t *testing.T) {
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		ctx := context.Background()
+		s := b.Open(t, storage.Options{})
+		cm := storagetest.ConfigMap("default", "x", nil)
+		if err := s.Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+		rv := cm.ResourceVersion
+		first := storagetest.ConfigMap("default", "x", map[string]string{"n": "1"})
+		second := storagetest.ConfigMap("default", "x", map[string]string{"n": "2"})
+		first.ResourceVersion, second.ResourceVersion = rv, rv
+		errs := s.UpdateBatch(ctx, []api.Object{first, second})
+		if errs[0] != nil || !errors.Is(errs[1], storage.ErrConflict) {
+			t.Fatalf("UpdateBatch(same precondition twice) = %v; want [nil, ErrConflict]", errs)
+		}
+		third := storagetest.ConfigMap("default", "x", map[string]string{"n": "3"})
+		fourth := storagetest.ConfigMap("default", "x", map[string]string{"n": "4"})
+		missing := storagetest.ConfigMap("default", "missing", nil)
+		errs = s.UpdateBatch(ctx, []api.Object{third, missing, fourth})
+		if errs[0] != nil || !errors.Is(errs[1], storage.ErrNotFound) || errs[2] != nil {
+			t.Fatalf("UpdateBatch(unconditional twice, one missing) = %v; want [nil, ErrNotFound, nil]", errs)
+		}
+		if third.ResourceVersion != "3" || fourth.ResourceVersion != "4" {
+			t.Errorf("revisions %s, %s; want 3, 4", third.ResourceVersion, fourth.ResourceVersion)
+		}
+		got, err := s.Get(ctx, "configmaps", "default", "x")
+		if err != nil || got.(*api.ConfigMap).Data["n"] != "4" || got.GetObjectMeta().ResourceVersion != "4" {
+			t.Errorf("Get = %v, %v; want data n=4 at 4", got, err)
+		}
+	})
+}

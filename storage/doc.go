@@ -1,6 +1,7 @@
 // Package storage is skiff's state store: every API object, a change log
 // of every write, and watches over it, in one embedded SQLite file
-// (modernc.org/sqlite, pure Go) in place of etcd.
+// (modernc.org/sqlite, pure Go) in place of etcd, or in a PostgreSQL
+// database (jackc/pgx, pure Go) that several servers share.
 //
 // # What it owns
 //
@@ -48,9 +49,24 @@
 // (auto_vacuum=INCREMENTAL) and truncates the write-ahead log, so the file
 // stays proportional to the live data and the retained history.
 //
+// # Backends
+//
+// A small backend interface (backend.go) is all that differs: the
+// connections, the SQL dialect and the framing of a write transaction.
+// sqliteBackend locks its file; one process owns it. pgBackend shares its
+// database: a write transaction locks the revision rows first, so
+// revisions stay gap-free and in commit order across servers; a batch is
+// read in one query and written in one pipeline; each commit NOTIFYs and
+// every Store follows the change log (LISTEN, plus a poll every
+// Options.PollInterval) into its own broadcaster. Leases with fencing
+// (lease.go) elect one leader among servers; shared blobs and a liveness
+// table (shared.go) carry what servers must agree on outside the object
+// model. On SQLite those are pass-throughs.
+//
 // # What it must not do
 //
 // The package stores what it is given: it does not validate, default,
 // assign UIDs or timestamps, or apply any API policy; that is the server's.
-// It depends only on the api packages and internal/clock.
+// It depends only on the api packages, internal/clock and the two
+// database drivers.
 package storage

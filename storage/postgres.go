@@ -42,23 +42,6 @@ func (b *pgBackend) kind() string            { return "postgres" }
 func (b *pgBackend) rebind(q string) string  { return rebindDollar(q) }
 func (b *pgBackend) resetAfterFailure() bool { return true }
 
-// pgCreateLogged and pgUpdateLogged are fused (see backend): the change
-// row is written only when the object row was.
-const (
-	pgCreateLogged = `WITH o AS (
-		INSERT INTO objects (resource, namespace, name, rev, create_rev, node, labels, fields, value)
-		VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8) ON CONFLICT (resource, namespace, name) DO NOTHING RETURNING rev)
-	INSERT INTO changes (rev, resource, namespace, name, type, ts, labels, fields, prev_labels, prev_fields, value)
-	SELECT rev, $1::text, $2::text, $3::text, 1, $9::bigint, $6::bytea, $7::bytea, NULL, NULL, $8::bytea FROM o`
-	pgUpdateLogged = `WITH u AS (
-		UPDATE objects SET rev = $1, node = $2, labels = $3, fields = $4, value = $5
-		WHERE resource = $6 AND namespace = $7 AND name = $8 RETURNING rev)
-	INSERT INTO changes (rev, resource, namespace, name, type, ts, labels, fields, prev_labels, prev_fields, value)
-	SELECT rev, $6::text, $7::text, $8::text, 2, $9::bigint, $3::bytea, $4::bytea, $10::bytea, $11::bytea, $5::bytea FROM u`
-)
-
-func (b *pgBackend) fused() (string, string) { return pgCreateLogged, pgUpdateLogged }
-
 func (b *pgBackend) readTx() *sql.TxOptions {
 	return &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 }
@@ -122,6 +105,23 @@ CREATE TABLE changes (
 	prev_labels BYTEA,
 	prev_fields BYTEA,
 	value       BYTEA NOT NULL
+);
+
+CREATE TABLE leases (
+	name    TEXT COLLATE "C" PRIMARY KEY,
+	holder  TEXT NOT NULL,
+	epoch   BIGINT NOT NULL,
+	expires TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE blobs (
+	name  TEXT COLLATE "C" PRIMARY KEY,
+	value BYTEA NOT NULL
+);
+
+CREATE TABLE liveness (
+	node TEXT COLLATE "C" PRIMARY KEY,
+	last BIGINT NOT NULL
 );
 `
 

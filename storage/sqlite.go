@@ -23,7 +23,6 @@ func (b *sqliteBackend) kind() string                { return "sqlite" }
 func (b *sqliteBackend) rebind(q string) string      { return q }
 func (b *sqliteBackend) readTx() *sql.TxOptions      { return nil }
 func (b *sqliteBackend) resetAfterFailure() bool     { return false }
-func (b *sqliteBackend) fused() (string, string)     { return "", "" }
 func (b *sqliteBackend) run(context.Context, *Store) {}
 
 func (b *sqliteBackend) open(ctx context.Context, s *Store) (wdb, rdb *sql.DB, err error) {

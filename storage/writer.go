@@ -145,29 +145,22 @@ func (s *Store) commit(ops []*op) {
 	defer cancel()
 	w := s.w
 	var base, rev, ts int64
-	changes := make([]*change, 0, len(ops))
+	var changes []*change
 	err := w.ensureConnected(ctx)
 	if err == nil {
 		var lastTs int64
 		base, lastTs, err = w.be.begin(ctx, w)
-		rev = base
 		ts = max(s.clock.Now().UnixNano(), lastTs)
 	}
-	for _, o := range ops {
-		if err != nil {
-			break
+	if err == nil {
+		err = w.fences(ctx, ops)
+	}
+	if err == nil {
+		if _, pg := w.be.(*pgBackend); pg {
+			changes, rev, err = w.applyPipelined(ctx, ops, base, ts)
+		} else {
+			changes, rev, err = w.applyEach(ctx, ops, base, ts)
 		}
-		if cerr := o.ctx.Err(); cerr != nil {
-			o.err = cerr
-			continue
-		}
-		var c *change
-		c, o.err, err = w.apply(ctx, o, rev+1, ts)
-		if err != nil || o.err != nil {
-			continue
-		}
-		rev++
-		changes = append(changes, c)
 	}
 	if err == nil && len(changes) > 0 {
 		start := time.Now()
@@ -200,6 +193,34 @@ func (s *Store) commit(ops []*op) {
 	for _, o := range ops {
 		close(o.done)
 	}
+}
+
+// applyEach applies ops one by one on top of revision base inside the
+// open transaction (each sees the ones before it) and returns the changes
+// and the last revision. Ops that fail a precondition get o.err; err is a
+// database failure.
+func (w *writer) applyEach(ctx context.Context, ops []*op, base, ts int64) ([]*change, int64, error) {
+	rev := base
+	changes := make([]*change, 0, len(ops))
+	for _, o := range ops {
+		if o.err != nil {
+			continue // fenced
+		}
+		if cerr := o.ctx.Err(); cerr != nil {
+			o.err = cerr
+			continue
+		}
+		c, opErr, err := w.apply(ctx, o, rev+1, ts)
+		if err != nil {
+			return nil, 0, err
+		}
+		if o.err = opErr; opErr != nil {
+			continue
+		}
+		rev++
+		changes = append(changes, c)
+	}
+	return changes, rev, nil
 }
 
 // commitContext bounds a write transaction: never on SQLite (a local

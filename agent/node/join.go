@@ -127,7 +127,10 @@ func saveCredentials(dir string, c Credentials) error {
 // against that CA; a name joined before re-joins with its own
 // credential. The result is kept in cfg.Dir.
 func Join(ctx context.Context, cfg JoinConfig) (Credentials, error) {
-	server := strings.TrimRight(cfg.Server, "/")
+	// Server may list several servers sharing one datastore; the list is
+	// kept in node.json and the agent's client fails over between them.
+	servers := client.Servers(cfg.Server)
+	server := strings.Join(servers, ",")
 	old, ok, err := LoadCredentials(cfg.Dir)
 	if err != nil {
 		return Credentials{}, err
@@ -146,32 +149,49 @@ func Join(ctx context.Context, cfg JoinConfig) (Credentials, error) {
 	if timeout == 0 {
 		timeout = 15 * time.Second
 	}
-	ca, err := fetchCA(ctx, server, jt.CAHash, timeout)
-	if err != nil {
-		return Credentials{}, err
-	}
 	body := map[string]string{"token": jt.Raw, "nodeName": cfg.NodeName}
 	if ok && old.NodeName == cfg.NodeName {
 		body["nodeCredential"] = old.Credential
 	}
+	// Every server presents the one cluster CA; the first that answers
+	// does the join.
+	var errs []error
+	for _, one := range servers {
+		ca, cred, err := joinOne(ctx, one, jt, body, timeout)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c := Credentials{Server: server, NodeName: cfg.NodeName, Credential: cred, CAData: ca}
+		if err := saveCredentials(cfg.Dir, c); err != nil {
+			return Credentials{}, fmt.Errorf("join: keep credentials: %w", err)
+		}
+		return c, nil
+	}
+	return Credentials{}, errors.Join(errs...)
+}
+
+// joinOne joins through one server: it fetches and checks the CA, then
+// exchanges the token for the node credential.
+func joinOne(ctx context.Context, server string, jt JoinToken, body map[string]string, timeout time.Duration) (ca []byte, cred string, err error) {
+	ca, err = fetchCA(ctx, server, jt.CAHash, timeout)
+	if err != nil {
+		return nil, "", err
+	}
 	c, err := client.New(client.Config{Server: server, CAData: ca, Timeout: timeout})
 	if err != nil {
-		return Credentials{}, err
+		return nil, "", err
 	}
 	var resp struct {
 		NodeCredential string `json:"nodeCredential"`
 	}
 	if err := c.DoJSON(ctx, http.MethodPost, "/api/v1/join", body, &resp); err != nil {
-		return Credentials{}, fmt.Errorf("join %s as %s: %w", server, cfg.NodeName, err)
+		return nil, "", fmt.Errorf("join %s as %s: %w", server, body["nodeName"], err)
 	}
 	if resp.NodeCredential == "" {
-		return Credentials{}, fmt.Errorf("join %s: the server answered no credential", server)
+		return nil, "", fmt.Errorf("join %s: the server answered no credential", server)
 	}
-	cred := Credentials{Server: server, NodeName: cfg.NodeName, Credential: resp.NodeCredential, CAData: ca}
-	if err := saveCredentials(cfg.Dir, cred); err != nil {
-		return Credentials{}, fmt.Errorf("join: keep credentials: %w", err)
-	}
-	return cred, nil
+	return ca, resp.NodeCredential, nil
 }
 
 // fetchCA gets /cacerts without verifying the server (it cannot yet) and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -363,4 +364,40 @@ func FuzzParseJoinToken(f *testing.F) {
 			t.Fatalf("accepted %q with CA hash %q", s, jt.CAHash)
 		}
 	})
+}
+
+// TestJoinWithServerListSkipsADeadServer: --server lists a dead server
+// first; the join goes through the live one, node.json keeps the whole
+// list, and the node's client fails over to the live server.
+func TestJoinWithServerListSkipsADeadServer(t *testing.T) {
+	info, _ := startServer(t)
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadURL := "https://" + dead.Addr().String()
+	dead.Close()
+	list := deadURL + "," + info.URL
+	dir := t.TempDir()
+	cred, err := node.Join(context.Background(), node.JoinConfig{Server: list, Token: joinToken(t, info), NodeName: "edge-1", Dir: dir})
+	if err != nil {
+		t.Fatalf("Join(%s) = %v; want nil", list, err)
+	}
+	kept, ok, err := node.LoadCredentials(dir)
+	if err != nil || !ok || kept.Server != list {
+		t.Fatalf("node.json server = %q, %v, %v; want %q", kept.Server, ok, err, list)
+	}
+	nc, err := client.New(cred.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := nc.Do(ctx, "GET", "/api/v1/nodes/edge-1", nil); err == nil {
+		t.Fatal("first request through the dead server succeeded")
+	}
+	resp, err := nc.Do(ctx, "GET", "/version", nil)
+	if err != nil {
+		t.Fatalf("request after failover = %v; want it served by %s", err, info.URL)
+	}
+	resp.Body.Close()
 }

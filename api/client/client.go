@@ -12,16 +12,19 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/skiffhq/skiff/api"
 )
 
-// Client talks to one skiff server. Make it with New; it is safe for
-// concurrent use and cheap to share.
+// Client talks to one skiff server at a time, of the one or several
+// configured. Make it with New; it is safe for concurrent use and cheap
+// to share.
 type Client struct {
-	base    string // server URL without a trailing slash
+	bases   []string      // server URLs without a trailing slash
+	cur     *atomic.Int64 // index of the server in use, shared by copies
 	token   string
 	timeout time.Duration
 	hc      *http.Client
@@ -67,11 +70,30 @@ func New(cfg Config) (*Client, error) {
 	str.ForceAttemptHTTP2 = false
 	str.TLSClientConfig.NextProtos = []string{"http/1.1"}
 	streams := &http.Client{Transport: str, CheckRedirect: hc.CheckRedirect}
-	return &Client{base: strings.TrimRight(cfg.Server, "/"), token: cfg.Token, timeout: timeout, hc: hc, streams: streams}, nil
+	return &Client{bases: Servers(cfg.Server), cur: new(atomic.Int64), token: cfg.Token, timeout: timeout, hc: hc, streams: streams}, nil
 }
 
 // String names the server, never the token, so a Client may be logged.
-func (c Client) String() string { return "client.Client{Server: " + c.base + "}" }
+func (c Client) String() string { return "client.Client{Server: " + strings.Join(c.bases, ",") + "}" }
+
+// base is the URL of the server in use.
+func (c *Client) base() string { return c.bases[int(c.cur.Load())%len(c.bases)] }
+
+// failover moves to the next server when base, the one a request went
+// to, failed it: the request is not retried (it may have taken effect),
+// the caller's next attempt goes to the next server.
+func (c *Client) failover(base string) {
+	if len(c.bases) < 2 {
+		return
+	}
+	i := c.cur.Load()
+	if c.bases[int(i)%len(c.bases)] == base {
+		c.cur.CompareAndSwap(i, (i+1)%int64(len(c.bases)))
+	}
+}
+
+// Server returns the URL of the server in use.
+func (c *Client) Server() string { return c.base() }
 
 // request is one API call before it is sent. path is already escaped.
 type request struct {
@@ -91,7 +113,7 @@ func (c *Client) newHTTPRequest(ctx context.Context, method, pathAndQuery string
 	if !strings.HasPrefix(pathAndQuery, "/") {
 		return nil, fmt.Errorf("request path %q must start with /", pathAndQuery)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+pathAndQuery, body)
+	req, err := http.NewRequestWithContext(ctx, method, c.base()+pathAndQuery, body)
 	if err != nil {
 		return nil, fmt.Errorf("build %s %s: %w", method, pathAndQuery, err)
 	}
@@ -132,13 +154,30 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		if req.Context().Err() == nil {
+			c.failover(c.baseOf(req))
+		}
 		return nil, err // *url.Error names method and URL; never the token
+	}
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		c.failover(c.baseOf(req))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
 		return nil, errorFromResponse(resp)
 	}
 	return resp, nil
+}
+
+// baseOf returns which configured server req went to.
+func (c *Client) baseOf(req *http.Request) string {
+	u := req.URL.String()
+	for _, b := range c.bases {
+		if strings.HasPrefix(u, b+"/") || u == b {
+			return b
+		}
+	}
+	return ""
 }
 
 // do performs a non-streaming request within the client timeout and

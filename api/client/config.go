@@ -24,7 +24,10 @@ const DefaultTimeout = 30 * time.Second
 // Config says how to reach one skiff server. The zero value is not usable;
 // fill it by hand or with LoadConfig, and check it with Validate.
 type Config struct {
-	// Server is the base URL, "https://host:port" (a path prefix is kept).
+	// Server is the base URL, "https://host:port" (a path prefix is
+	// kept), or several, comma-separated, of servers sharing one
+	// datastore: the client uses one at a time and moves to the next
+	// when a request fails to reach it or it answers 503.
 	Server string
 	// CAData is the PEM of the CA(s) the server certificate must chain to.
 	// It is the only trust root: system roots are not consulted.
@@ -42,18 +45,20 @@ type Config struct {
 
 // Validate reports the first problem that would stop New from using c.
 func (c Config) Validate() error {
-	if c.Server == "" {
+	if len(Servers(c.Server)) == 0 {
 		return errors.New("client config: server is required")
 	}
-	u, err := url.Parse(c.Server)
-	if err != nil {
-		return fmt.Errorf("client config: server: %w", err)
-	}
-	if u.Scheme != "https" || u.Host == "" {
-		return fmt.Errorf("client config: server %q must be an https:// URL with a host", c.Server)
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return fmt.Errorf("client config: server %q must not carry a query, fragment or user info", c.Server)
+	for _, server := range Servers(c.Server) {
+		u, err := url.Parse(server)
+		if err != nil {
+			return fmt.Errorf("client config: server: %w", err)
+		}
+		if u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("client config: server %q must be an https:// URL with a host", server)
+		}
+		if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("client config: server %q must not carry a query, fragment or user info", server)
+		}
 	}
 	if len(c.CAData) == 0 {
 		return errors.New("client config: certificate-authority-data is required (skiff pins the cluster CA)")
@@ -299,4 +304,16 @@ func LoadFirstConfig(paths []string) (Config, string, error) {
 		return Config{}, "", denied
 	}
 	return Config{}, "", fmt.Errorf("%w (looked in %s; pass --client-config or set %s)", ErrNoConfig, strings.Join(paths, ", "), EnvConfig)
+}
+
+// Servers splits a comma-separated server list, trimming blanks and
+// trailing slashes.
+func Servers(list string) []string {
+	var out []string
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimRight(strings.TrimSpace(s), "/"); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -101,7 +101,7 @@ func (c *Client) dialStream(ctx context.Context, ns, pod, sub string, q url.Valu
 	if c.token != "" {
 		h.Set("Authorization", "Bearer "+c.token)
 	}
-	u := c.base + p
+	u := c.base() + p
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}

@@ -34,7 +34,7 @@ func newAgentFlagSet(out io.Writer) (*flag.FlagSet, *agentFlags) {
 	fs.SetOutput(out)
 	fs.StringVar(&f.config, "config", defaultConfigFile, "config file (YAML, keys are flag names)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&f.server, "server", "", "the server's URL, https://host:7443")
+	fs.StringVar(&f.server, "server", "", "the server's URL, https://host:7443, or a comma list of servers sharing one datastore (the agent fails over between them)")
 	fs.StringVar(&f.token, "token", "", "join token (SKF1.…); not needed once joined")
 	fs.StringVar(&f.dataDir, "data-dir", server.DefaultDataDir, "state directory; the agent's is <data-dir>/agent")
 	fs.StringVar(&f.clusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "the cluster's pod network (the server's --cluster-cidr)")

@@ -75,7 +75,7 @@ func (f *storeFlags) dbPath() (string, error) {
 	}
 	p, ok := strings.CutPrefix(f.datastore, "sqlite://")
 	if !ok || p == "" {
-		return "", usageError{fmt.Sprintf("--datastore %q: only sqlite://<path> is supported", f.datastore)}
+		return "", usageError{fmt.Sprintf("--datastore %q: only sqlite://<path> is supported here (migrate to PostgreSQL with skiff server migrate)", storage.Redact(f.datastore))}
 	}
 	return filepath.Abs(p)
 }
@@ -86,6 +86,9 @@ func runServerBackup(ctx context.Context, env *cliEnv, args []string) error {
 	f, err := parseStoreFlags(env, "backup", "to", args)
 	if err != nil {
 		return err
+	}
+	if strings.HasPrefix(f.datastore, storage.PostgresScheme) || strings.HasPrefix(f.datastore, "postgresql://") {
+		return backupPostgres(ctx, env, f)
 	}
 	db, err := f.dbPath()
 	if err != nil {
@@ -114,6 +117,30 @@ func runServerBackup(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "backed up %s (revision %d) to %s\n", db, rev, f.file)
+	return nil
+}
+
+// backupPostgres copies a PostgreSQL store, which servers keep serving,
+// into a new SQLite file (one snapshot, same revision).
+func backupPostgres(ctx context.Context, env *cliEnv, f *storeFlags) error {
+	opts, err := storage.ParseDatastore(f.datastore)
+	if err != nil {
+		return usageError{"--datastore: " + err.Error()}
+	}
+	opts.CompactInterval, opts.CheckpointInterval = -1, -1
+	st, err := storage.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	rev := st.Revision()
+	err = st.Backup(ctx, f.file)
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "backed up %s (revision %d or later) to %s\n", storage.Redact(f.datastore), rev, f.file)
 	return nil
 }
 

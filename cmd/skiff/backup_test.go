@@ -103,7 +103,8 @@ func TestServerBackupUsage(t *testing.T) {
 	}{
 		{[]string{"server", "backup", "--config", ""}, 2, "needs --to FILE"},
 		{[]string{"server", "restore", "--config", ""}, 2, "needs --from FILE"},
-		{[]string{"server", "backup", "--config", "", "--datastore", "postgres://x", "--to", "f"}, 2, "only sqlite://"},
+		{[]string{"server", "backup", "--config", "", "--datastore", "postgres://x", "--to", "f"}, 2, "database name"},
+		{[]string{"server", "restore", "--config", "", "--datastore", "postgres://x/db", "--from", "f"}, 2, "only sqlite://"},
 		{[]string{"server", "backup", "--config", "", "--data-dir", "/nonexistent-skiff", "--to", "f"}, 1, "no store to back up"},
 		{[]string{"server", "restore", "--config", "", "--from", "f", "extra"}, 2, "takes no arguments"},
 	} {

@@ -54,6 +54,8 @@ func toStatus(err error, res *api.ResourceInfo, name string) *api.StatusError {
 			"the object would be larger than %d bytes once stored", api.MaxObjectBytes)
 	case errors.Is(err, storage.ErrNoSpace):
 		return api.NewStatusError(http.StatusInsufficientStorage, api.StatusReasonInternalError, "the server's disk is full; writes are refused until space is freed")
+	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, storage.ErrFenced):
+		return api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "the datastore is unavailable; retry later")
 	case errors.Is(err, storage.ErrClosed):
 		return api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "the server is shutting down")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
