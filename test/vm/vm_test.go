@@ -152,3 +152,27 @@ func TestParserWithoutDoneIsNotDone(t *testing.T) {
 		t.Errorf("result = %+v; want not done", p.res)
 	}
 }
+
+func TestParseSuite(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want suite
+		err  bool
+	}{
+		{"./agent/cgroups", suite{name: "agent_cgroups", pkg: "./agent/cgroups"}, false},
+		{" ./agent=^TestAgent(A|B)$", suite{name: "agent", pkg: "./agent", run: "^TestAgent(A|B)$"}, false},
+		{"agent", suite{}, true},
+		{"./../x", suite{}, true},
+		{"./agent=a b", suite{}, true},
+	} {
+		got, err := parseSuite(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("parseSuite(%q) = %+v, %v; want %+v, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+	for _, s := range defaultSuites {
+		if _, err := parseSuite(s); err != nil {
+			t.Errorf("default suite %q: %v", s, err)
+		}
+	}
+}

@@ -30,6 +30,9 @@ type harness struct {
 
 var podSeq atomic.Int64
 
+// harnessPIDs is the pods' pids.max in the harness's Runtime.
+const harnessPIDs = 256
+
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	testenv.RequireBinaries(t)
@@ -37,9 +40,11 @@ func newHarness(t *testing.T) *harness {
 	cgRoot := fmt.Sprintf("/skiff-it-%d-%d", os.Getpid(), podSeq.Add(1))
 	t.Cleanup(func() { cleanupHost(t, data, cgRoot) })
 	socket := testenv.StartContainerd(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	// A bound, not a pace: under emulation (make test-vm) a test takes
+	// tens of seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	cfg := Config{Socket: socket, DataDir: data, CgroupRoot: cgRoot, Snapshotter: testenv.Snapshotter()}
+	cfg := Config{Socket: socket, DataDir: data, CgroupRoot: cgRoot, Snapshotter: testenv.Snapshotter(), PodPIDsLimit: harnessPIDs}
 	rt, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)

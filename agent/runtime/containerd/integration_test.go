@@ -169,7 +169,8 @@ func TestIntegrationStopGrace(t *testing.T) {
 }
 
 // TestIntegrationCgroupLimits reads the container's and the pod's cgroup
-// files.
+// files, and on cgroup v2 the QoS class's: the pod sits in
+// <root>/guaranteed with the controllers enabled down to it.
 func TestIntegrationCgroupLimits(t *testing.T) {
 	h := newHarness(t)
 	sb := h.sandbox(false, api.PodQOSGuaranteed, 128<<20)
@@ -188,12 +189,22 @@ func TestIntegrationCgroupLimits(t *testing.T) {
 		{"cpu", sb.CgroupParent, "cpu.shares"}:               "512",
 		{"cpu", sb.CgroupParent, "cpu.cfs_quota_us"}:         "100000",
 		{"memory", sb.CgroupParent, "memory.limit_in_bytes"}: "134217728",
+		{"pids", sb.CgroupParent, "pids.max"}:                strconv.Itoa(harnessPIDs),
 	}
 	if h.v2 {
+		qos := path.Dir(sb.CgroupParent)
 		checks = map[[3]string]string{
-			{"", cg, "cpu.max"}:                 "50000 100000",
-			{"", cg, "memory.max"}:              "67108864",
-			{"", sb.CgroupParent, "memory.max"}: "134217728",
+			{"", cg, "cpu.max"}:                           "50000 100000",
+			{"", cg, "cpu.weight"}:                        "10", // 256 shares
+			{"", cg, "memory.max"}:                        "67108864",
+			{"", sb.CgroupParent, "cpu.max"}:              "100000 100000",
+			{"", sb.CgroupParent, "cpu.weight"}:           "20", // 512 shares
+			{"", sb.CgroupParent, "memory.max"}:           "134217728",
+			{"", sb.CgroupParent, "pids.max"}:             strconv.Itoa(harnessPIDs),
+			{"", qos, "cgroup.subtree_control"}:           "cpuset cpu io memory pids",
+			{"", path.Dir(qos), "cgroup.subtree_control"}: "cpuset cpu io memory pids",
+			{"", qos, "memory.max"}:                       "max",
+			{"", qos, "pids.max"}:                         "max",
 		}
 	}
 	for k, want := range checks {
