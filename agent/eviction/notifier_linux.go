@@ -199,8 +199,8 @@ func (n *MemoryNotifier) Close() error {
 	n.closed = true
 	armed := n.armed
 	n.armed = map[Signal]*armedEvent{}
+	n.stopPollerLocked() // the poller never takes mu: waiting here is safe
 	n.mu.Unlock()
-	n.stopPollerLocked()
 	for _, e := range armed {
 		if e.efd != nil {
 			e.close() // v1: closing the eventfd ends its reader
