@@ -36,6 +36,7 @@ var defaultSuites = []string{
 	"./agent/eviction=^TestIntegrationMemory",
 	"./agent/network=RealNetns$",
 	"./agent=^TestAgent(RunsPods|RestartAndServerOutage)$",
+	"./cmd/skiff/internal/preflight=^TestGatherRealMachine$",
 }
 
 // hostBinaries are the host's programs the suites run, copied with their
