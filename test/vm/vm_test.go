@@ -69,7 +69,7 @@ func TestImageDependency(t *testing.T) {
 	for in, want := range map[string]string{
 		"linux-image-6.1.0-56-amd64 (= 6.1.192-2)":             "linux-image-6.1.0-56-amd64",
 		"foo, linux-image-6.1.0-9-amd64 | linux-image-6.1.0-8": "linux-image-6.1.0-9-amd64",
-		"initramfs-tools":                                      "",
+		"initramfs-tools": "",
 	} {
 		if got := imageDependency(in); got != want {
 			t.Errorf("imageDependency(%q) = %q; want %q", in, got, want)
