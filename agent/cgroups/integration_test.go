@@ -71,6 +71,20 @@ func TestIntegrationRealHierarchy(t *testing.T) {
 			t.Errorf("%s = %q; want %q", file, got, w)
 		}
 	}
+	// The best-effort class gets the least CPU weight of all.
+	if _, err := m.EnsurePod(api.PodQOSBestEffort, "it2", PodResources(0, 0, 0)); err != nil {
+		t.Fatalf("EnsurePod(besteffort): %v", err)
+	}
+	file, w := filepath.Join("/sys/fs/cgroup/cpu", root, "besteffort", "cpu.shares"), "2"
+	if m.V2() {
+		file, w = filepath.Join("/sys/fs/cgroup", root, "besteffort", "cpu.weight"), "1"
+	}
+	if got := readTrim(t, file); got != w {
+		t.Errorf("%s = %q; want %q", file, got, w)
+	}
+	if err := m.RemovePod("it2"); err != nil {
+		t.Fatalf("RemovePod(it2): %v", err)
+	}
 
 	// A "container" cgroup with a process in it, as runc would make. On
 	// v2 runc first enables the controllers in the pod's subtree_control

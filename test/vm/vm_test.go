@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCPIOExtractsWithBusybox writes an archive and unpacks it with
@@ -174,5 +176,45 @@ func TestParseSuite(t *testing.T) {
 		if _, err := parseSuite(s); err != nil {
 			t.Errorf("default suite %q: %v", s, err)
 		}
+	}
+}
+
+// fakeQEMU writes a script that stands in for qemu: it ignores its
+// arguments and runs body.
+func fakeQEMU(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "qemu")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBootVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, wantErr string
+	}{
+		{"pass", "echo SKIFF-VM-BOOTED tok 1.0; echo SKIFF-VM-SUITE tok a rc=0 start=1 end=2; echo SKIFF-VM-DONE tok rc=0 uptime=2", ""},
+		{"suite failed", "echo SKIFF-VM-SUITE tok a rc=1 start=1 end=2; echo SKIFF-VM-DONE tok rc=1 uptime=2", "suites failed in the VM: a"},
+		{"forged verdict", "echo SKIFF-VM-DONE other rc=0 uptime=2", "stopped before reporting"},
+		{"panic", "echo 'Kernel panic - not syncing'; exit 0", "stopped before reporting"},
+		{"hangs", "echo SKIFF-VM-BOOTED tok 1.0; exec sleep 60", "did not finish within"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			res, err := boot(context.Background(), bootConfig{
+				qemu: fakeQEMU(t, tc.body), token: "tok", timeout: 2 * time.Second,
+				log: filepath.Join(t.TempDir(), "console.log"),
+			})
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("boot = %v; want error containing %q", err, tc.wantErr)
+			}
+			if res == nil {
+				t.Fatal("boot returned no result")
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("boot took %s; want the hung VM killed at the 2s timeout", d)
+			}
+		})
 	}
 }
