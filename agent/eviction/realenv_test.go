@@ -131,7 +131,7 @@ func (e *realEnv) add(pods ...*api.Pod) {
 // eventually polls cond (real I/O) until it holds or the deadline.
 func (e *realEnv) eventually(what string, d time.Duration, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(d)
+	deadline := time.Now().Add(testenv.Bound(d))
 	for !cond() {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("timed out waiting for %s", what)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -65,6 +66,7 @@ type config struct {
 	run      string
 	timeout  time.Duration
 	suiteMax time.Duration
+	scale    int
 	memory   string
 	cpus     int
 	verbose  bool
@@ -73,11 +75,15 @@ type config struct {
 
 func main() {
 	var cfg config
-	home, _ := os.UserCacheDir()
-	flag.StringVar(&cfg.cache, "cache", filepath.Join(home, "skiff-vm"), "directory for the downloaded kernel (outside the tree, reused)")
+	cacheDir, err := os.UserCacheDir()
+	if err != nil {
+		cacheDir = os.TempDir()
+	}
+	flag.StringVar(&cfg.cache, "cache", filepath.Join(cacheDir, "skiff-vm"), "directory for the downloaded kernel (outside the tree, reused)")
 	suites := flag.String("suites", strings.Join(defaultSuites, ","), "comma-separated packages to run in the VM, each optionally =pattern (its -test.run)")
 	flag.StringVar(&cfg.run, "run", "", "passed to every suite as -test.run, instead of the suites' own patterns")
-	flag.DurationVar(&cfg.timeout, "timeout", 7*time.Minute, "the VM is killed and the run fails after this long")
+	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "the VM is killed and the run fails after this long")
+	flag.IntVar(&cfg.scale, "scale", 4, "multiplies the tests' real-time bounds in the VM (SKIFF_TEST_TIMEOUT_SCALE, 2-20)")
 	flag.DurationVar(&cfg.suiteMax, "suite-timeout", 5*time.Minute, "each suite's -test.timeout")
 	flag.StringVar(&cfg.memory, "memory", "3G", "VM memory")
 	flag.IntVar(&cfg.cpus, "smp", 2, "VM CPUs")
@@ -278,7 +284,8 @@ func addSystem(t tree, k kernel, token string, suites []suite, cfg config) error
 		t.dir("/bin")
 	}
 	t.put("/dev/console", &entry{mode: os.ModeDevice | os.ModeCharDevice | 0o600, dev: [2]uint32{5, 1}})
-	t.file("/etc/skiff-vm/stage2", 0o755, []byte(strings.ReplaceAll(stage2Script, "@TOKEN@", token)))
+	stage2 := strings.NewReplacer("@TOKEN@", token, "@SCALE@", strconv.Itoa(cfg.scale)).Replace(stage2Script)
+	t.file("/etc/skiff-vm/stage2", 0o755, []byte(stage2))
 	t.file("/etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n"))
 	t.file("/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n"))
 	t.file("/etc/resolv.conf", 0o644, []byte("# skiff-vm: no DNS servers\n"))
