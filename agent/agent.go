@@ -64,6 +64,8 @@ type Config struct {
 	CgroupRoot     string
 	SystemReserved api.ResourceList
 	MaxPods        int
+	// PodMaxPIDs is each pod cgroup's pids.max; 0 means no limit.
+	PodMaxPIDs int64
 	// Listen is where the agent serves logs to the server (HTTPS).
 	Listen string
 	// NodeIP, when set, is the node's only InternalIP (what the server
@@ -237,7 +239,7 @@ func (a *Agent) start(ctx context.Context, g *supervise.Group, cl *closers) erro
 	if err != nil {
 		return err
 	}
-	rt, err := containerd.New(ctx, containerd.Config{Socket: socket, Namespace: Namespace, DataDir: a.dir, CgroupRoot: cfg.CgroupRoot, Logger: a.log.With("component", "runtime"), Clock: a.clk})
+	rt, err := containerd.New(ctx, containerd.Config{Socket: socket, Namespace: Namespace, DataDir: a.dir, CgroupRoot: cfg.CgroupRoot, PodPIDsLimit: cfg.PodMaxPIDs, Logger: a.log.With("component", "runtime"), Clock: a.clk})
 	if err != nil {
 		return fmt.Errorf("agent: containerd at %s: %w", socket, err)
 	}

@@ -183,7 +183,7 @@ func busyboxPod(name, script string) *api.Pod {
 // to a minute (real containers start in real time).
 func waitPod(t *testing.T, srv *agenttest.Server, name, what string, cond func(*api.Pod) bool) *api.Pod {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testenv.Bound(60 * time.Second))
 	var last *api.Pod
 	for time.Now().Before(deadline) {
 		obj, err := srv.Admin.Get(context.Background(), agenttest.Pods(), "default", name)
@@ -346,7 +346,7 @@ func TestAgentRestartAndServerOutage(t *testing.T) {
 		}
 		return max, running
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testenv.Bound(60 * time.Second))
 	for {
 		n, _ := restarts("crash")
 		_, staticUp := restarts("static-edge")

@@ -82,7 +82,9 @@ func TestV1FakeEnsureAndList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.EnsurePod(api.PodQOSGuaranteed, "u1", PodResources(500, 500, 64<<20))
+	r := PodResources(500, 500, 64<<20)
+	r.PIDsLimit = 1024
+	p, err := m.EnsurePod(api.PodQOSGuaranteed, "u1", r)
 	if err != nil {
 		t.Fatalf("EnsurePod: %v", err)
 	}
@@ -95,6 +97,7 @@ func TestV1FakeEnsureAndList(t *testing.T) {
 		"cpu/skiff/guaranteed/podu1/cpu.cfs_period_us":        "100000",
 		"memory/skiff/guaranteed/podu1/memory.limit_in_bytes": "67108864",
 		"cpuset/skiff/guaranteed/podu1/cpuset.cpus":           "0-1",
+		"pids/skiff/guaranteed/podu1/pids.max":                "1024",
 	} {
 		if got := readTrim(t, filepath.Join(mnt, file)); got != want {
 			t.Errorf("%s = %q; want %q", file, got, want)
@@ -108,6 +111,7 @@ func TestV1FakeEnsureAndList(t *testing.T) {
 		"cpu/skiff/guaranteed/podu1/cpu.shares":               "102",
 		"cpu/skiff/guaranteed/podu1/cpu.cfs_quota_us":         "-1",
 		"memory/skiff/guaranteed/podu1/memory.limit_in_bytes": "-1",
+		"pids/skiff/guaranteed/podu1/pids.max":                "max",
 	} {
 		if got := readTrim(t, filepath.Join(mnt, file)); got != want {
 			t.Errorf("after update %s = %q; want %q", file, got, want)
@@ -159,7 +163,7 @@ func fakeV2(t *testing.T, pods ...string) string {
 	for _, p := range pods {
 		dirs := []string{"/skiff", filepath.Dir(p), p}
 		for _, d := range dirs {
-			for _, f := range []string{"cgroup.subtree_control", "cpu.weight", "cpu.max", "memory.max", "cgroup.procs"} {
+			for _, f := range []string{"cgroup.subtree_control", "cpu.weight", "cpu.max", "memory.max", "pids.max", "cgroup.procs"} {
 				writeFile(t, filepath.Join(mnt, d, f), "")
 			}
 		}
@@ -174,10 +178,14 @@ func TestV2FakeEnsure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.EnsurePod(api.PodQOSBurstable, "u1", PodResources(1000, 2000, 1<<30)); err != nil {
+	r := PodResources(1000, 2000, 1<<30)
+	r.PIDsLimit = 512
+	if _, err := m.EnsurePod(api.PodQOSBurstable, "u1", r); err != nil {
 		t.Fatalf("EnsurePod: %v", err)
 	}
 	for file, want := range map[string]string{
+		"skiff/burstable/podu1/pids.max":   "512",
+		"skiff/burstable/pids.max":         "max",
 		"skiff/burstable/podu1/cpu.weight": "39",
 		"skiff/burstable/podu1/cpu.max":    "200000 100000",
 		"skiff/burstable/podu1/memory.max": "1073741824",

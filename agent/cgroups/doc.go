@@ -1,7 +1,7 @@
 // Package cgroups owns the agent's pod cgroups: one per pod under a root
 // (default "/skiff"), grouped by QoS class — <root>/guaranteed/pod<uid>,
 // <root>/burstable/pod<uid>, <root>/besteffort/pod<uid> — carrying the
-// pod-level CPU and memory limits. Containers' own cgroups are made by the
+// pod-level CPU, memory and PIDs (pids.max) limits. Containers' own cgroups are made by the
 // runtime (runc) beneath a pod's cgroup; this package only removes them
 // when they are empty, as part of removing the pod.
 //

@@ -38,15 +38,18 @@ func TestIntegrationRealHierarchy(t *testing.T) {
 		}
 	})
 
-	p, err := m.EnsurePod(api.PodQOSGuaranteed, "it1", PodResources(500, 500, 64<<20))
+	r := PodResources(500, 500, 64<<20)
+	r.PIDsLimit = 64
+	p, err := m.EnsurePod(api.PodQOSGuaranteed, "it1", r)
 	if err != nil {
 		t.Fatalf("EnsurePod: %v", err)
 	}
 	cpuDir, memDir := filepath.Join("/sys/fs/cgroup/cpu", p), filepath.Join("/sys/fs/cgroup/memory", p)
 	want := map[string]string{
-		filepath.Join(cpuDir, "cpu.shares"):            "512",
-		filepath.Join(cpuDir, "cpu.cfs_quota_us"):      "50000",
-		filepath.Join(memDir, "memory.limit_in_bytes"): "67108864",
+		filepath.Join(cpuDir, "cpu.shares"):                 "512",
+		filepath.Join(cpuDir, "cpu.cfs_quota_us"):           "50000",
+		filepath.Join(memDir, "memory.limit_in_bytes"):      "67108864",
+		filepath.Join("/sys/fs/cgroup/pids", p, "pids.max"): "64",
 	}
 	if m.V2() {
 		cpuDir = filepath.Join("/sys/fs/cgroup", p)
@@ -55,12 +58,32 @@ func TestIntegrationRealHierarchy(t *testing.T) {
 			filepath.Join(cpuDir, "cpu.weight"): "20",
 			filepath.Join(cpuDir, "cpu.max"):    "50000 100000",
 			filepath.Join(cpuDir, "memory.max"): "67108864",
+			filepath.Join(cpuDir, "pids.max"):   "64",
+			// The QoS tree under the root: controllers enabled down to
+			// the class, which itself has no limits.
+			filepath.Join("/sys/fs/cgroup", root, "cgroup.subtree_control"):               "cpuset cpu io memory pids",
+			filepath.Join("/sys/fs/cgroup", root, "guaranteed", "cgroup.subtree_control"): "cpuset cpu io memory pids",
+			filepath.Join("/sys/fs/cgroup", root, "guaranteed", "memory.max"):             "max",
 		}
 	}
 	for file, w := range want {
 		if got := readTrim(t, file); got != w {
 			t.Errorf("%s = %q; want %q", file, got, w)
 		}
+	}
+	// The best-effort class gets the least CPU weight of all.
+	if _, err := m.EnsurePod(api.PodQOSBestEffort, "it2", PodResources(0, 0, 0)); err != nil {
+		t.Fatalf("EnsurePod(besteffort): %v", err)
+	}
+	file, w := filepath.Join("/sys/fs/cgroup/cpu", root, "besteffort", "cpu.shares"), "2"
+	if m.V2() {
+		file, w = filepath.Join("/sys/fs/cgroup", root, "besteffort", "cpu.weight"), "1"
+	}
+	if got := readTrim(t, file); got != w {
+		t.Errorf("%s = %q; want %q", file, got, w)
+	}
+	if err := m.RemovePod("it2"); err != nil {
+		t.Fatalf("RemovePod(it2): %v", err)
 	}
 
 	// A "container" cgroup with a process in it, as runc would make. On

@@ -1,5 +1,7 @@
 package cgroups
 
+import "strconv"
+
 // Constants of the kubelet's CPU arithmetic.
 const (
 	MinShares     = 2
@@ -17,6 +19,15 @@ type Resources struct {
 	CPUQuota    int64  // µs per CPUPeriod; 0 means unlimited
 	CPUPeriod   uint64 // µs; QuotaPeriod when CPUQuota is set
 	MemoryLimit int64  // bytes; 0 means unlimited
+	PIDsLimit   int64  // tasks (pids.max); 0 means unlimited
+}
+
+// pidsMax is the pids.max value for a limit: "max" lifts it.
+func pidsMax(limit int64) string {
+	if limit <= 0 {
+		return "max"
+	}
+	return strconv.FormatInt(limit, 10)
 }
 
 // PodResources returns the pod cgroup's limits from the pod-level sums the

@@ -62,8 +62,8 @@ func TestPodResources(t *testing.T) {
 }
 
 func TestV2Values(t *testing.T) {
-	got := v2Values(Resources{CPUShares: 1024, CPUQuota: 50000, CPUPeriod: QuotaPeriod, MemoryLimit: 1 << 20})
-	want := []v2Value{{"cpu.weight", "39"}, {"cpu.max", "50000 100000"}, {"memory.max", "1048576"}}
+	got := v2Values(Resources{CPUShares: 1024, CPUQuota: 50000, CPUPeriod: QuotaPeriod, MemoryLimit: 1 << 20, PIDsLimit: 100})
+	want := []v2Value{{"cpu.weight", "39"}, {"cpu.max", "50000 100000"}, {"memory.max", "1048576"}, {"pids.max", "100"}}
 	if len(got) != len(want) {
 		t.Fatalf("v2Values = %v; want %v", got, want)
 	}
@@ -73,8 +73,8 @@ func TestV2Values(t *testing.T) {
 		}
 	}
 	got = v2Values(Resources{})
-	want = []v2Value{{"cpu.max", "max 100000"}, {"memory.max", "max"}}
-	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+	want = []v2Value{{"cpu.max", "max 100000"}, {"memory.max", "max"}, {"pids.max", "max"}}
+	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("v2Values(zero) = %v; want %v", got, want)
 	}
 }

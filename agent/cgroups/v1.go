@@ -77,8 +77,14 @@ func (d *v1driver) subsystem(n cgroup1.Name) (pather, bool) {
 }
 
 func (d *v1driver) ensure(p string, r Resources) error {
-	_, err := cgroup1.New(cgroup1.StaticPath(p), v1Spec(r), cgroup1.WithHierarchy(d.hierarchy))
-	return err
+	if _, err := cgroup1.New(cgroup1.StaticPath(p), v1Spec(r), cgroup1.WithHierarchy(d.hierarchy)); err != nil {
+		return err
+	}
+	// cgroup1 writes pids.max only to set a limit, never "max" to lift one.
+	if s, ok := d.subsystem(cgroup1.Pids); ok {
+		return os.WriteFile(filepath.Join(s.Path(p), "pids.max"), []byte(pidsMax(r.PIDsLimit)), 0o644)
+	}
+	return nil
 }
 
 // v1Spec turns r into the OCI resources cgroup1 writes. Unset limits are

@@ -49,7 +49,7 @@ func (d *v2driver) ensure(p string, r Resources) error {
 type v2Value struct{ file, value string }
 
 // v2Values are the control files to write for r: cpu.weight when shares
-// are set, cpu.max and memory.max always ("max" lifts a limit).
+// are set, cpu.max, memory.max and pids.max always ("max" lifts a limit).
 func v2Values(r Resources) []v2Value {
 	var out []v2Value
 	if r.CPUShares > 0 {
@@ -68,7 +68,7 @@ func v2Values(r Resources) []v2Value {
 	if r.MemoryLimit > 0 {
 		mem = strconv.FormatInt(r.MemoryLimit, 10)
 	}
-	out = append(out, v2Value{"memory.max", mem})
+	out = append(out, v2Value{"memory.max", mem}, v2Value{"pids.max", pidsMax(r.PIDsLimit)})
 	return out
 }
 

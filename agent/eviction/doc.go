@@ -11,7 +11,8 @@
 // StatsProvider, a PodSource (the kubelet) and a Reclaimer (the runtime),
 // all narrow interfaces declared here. The periodic cycle (1 s by default)
 // is woken early by a Notifier when memory crosses a threshold (a cgroup
-// v1 memory threshold eventfd, PSI on cgroup v2).
+// v1 memory threshold eventfd; on cgroup v2 a PSI trigger and the pods'
+// root's memory.events, polled by one goroutine).
 //
 // The package reads cgroup and filesystem statistics and never writes a
 // cgroup limit; it stops pods only through PodSource.

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -20,17 +19,16 @@ import (
 // all the time).
 const rearmSlack = 1 << 20
 
-// psiTrigger asks cgroup v2 to wake the manager when tasks stalled on
-// memory for 100 ms within any 1 s window.
-const psiTrigger = "some 100000 1000000"
-
 // MemoryNotifier is the Notifier of cgroup hierarchies: on cgroup v1 a
 // memory threshold eventfd (cgroup.event_control on
 // memory.usage_in_bytes) per memory signal — the root memory cgroup for
 // memory.available, the pods' root for allocatableMemory.available —
 // armed at capacity − threshold + inactive_file, as the kubelet's
 // notifier; on cgroup v2, which has no usage thresholds, a PSI trigger
-// on memory.pressure of the same cgroups. Close it when done.
+// on the memory pressure of the same cgroups (/proc/pressure/memory for
+// the whole machine) and memory.events of the pods' root, which changes
+// whenever a pod meets its memory.high or memory.max or is OOM-killed
+// (see notifier_v2_linux.go). Close it when done.
 type MemoryNotifier struct {
 	v2   bool
 	dirs map[Signal]string // memory controller directory per signal
@@ -38,15 +36,16 @@ type MemoryNotifier struct {
 
 	mu     sync.Mutex
 	armed  map[Signal]*armedEvent
+	poller *v2Poller // v2: the goroutine polling every armed watch
 	closed bool
 	wg     sync.WaitGroup
 }
 
 type armedEvent struct {
-	usage int64 // v1: usage threshold in bytes
-	efd   *os.File
-	ufd   *os.File // v1: memory.usage_in_bytes; v2: memory.pressure
-	stop  chan struct{}
+	usage   int64    // v1: usage threshold in bytes
+	efd     *os.File // v1: the eventfd the kernel signals
+	ufd     *os.File // v1: memory.usage_in_bytes
+	watches []v2Watch
 }
 
 var _ Notifier = (*MemoryNotifier)(nil)
@@ -93,14 +92,14 @@ func (n *MemoryNotifier) Arm(sig Signal, capacity, threshold int64) error {
 	old := n.armed[sig]
 	if n.v2 {
 		if old != nil {
-			return nil // PSI does not depend on the threshold
+			return nil // PSI and memory.events do not depend on the threshold
 		}
-		ev, err := n.armPSI(dir)
+		ws, err := openV2Watches(sig, dir)
 		if err != nil {
 			return err
 		}
-		n.armed[sig] = ev
-		return nil
+		n.armed[sig] = &armedEvent{watches: ws}
+		return n.restartPollerLocked()
 	}
 	inactive, err := inactiveFile(dir)
 	if err != nil {
@@ -182,50 +181,16 @@ func (n *MemoryNotifier) armV1(dir string, usage int64) (*armedEvent, error) {
 	return ev, nil
 }
 
-// armPSI writes a PSI trigger to the cgroup's memory.pressure and polls
-// it for POLLPRI in a goroutine (the runtime poller does not serve PRI).
-func (n *MemoryNotifier) armPSI(dir string) (*armedEvent, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "memory.pressure"), os.O_RDWR, 0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := f.WriteString(psiTrigger); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("arm PSI trigger in %s: %w", dir, err)
-	}
-	ev := &armedEvent{ufd: f, stop: make(chan struct{})}
-	fd := int(f.Fd())
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		for {
-			select {
-			case <-ev.stop:
-				return
-			default:
-			}
-			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
-			k, err := unix.Poll(fds, int(200*time.Millisecond/time.Millisecond))
-			switch {
-			case err != nil && !errors.Is(err, unix.EINTR):
-				return
-			case k > 0 && fds[0].Revents&unix.POLLERR != 0:
-				return
-			case k > 0 && fds[0].Revents&unix.POLLPRI != 0:
-				n.fire()
-			}
-		}
-	}()
-	return ev, nil
-}
-
 func (e *armedEvent) close() {
-	if e.stop != nil {
-		close(e.stop)
-		return // the PSI goroutine closes nothing: Close waits, then closes
+	if e.efd != nil {
+		e.efd.Close()
 	}
-	e.efd.Close()
-	e.ufd.Close()
+	if e.ufd != nil {
+		e.ufd.Close()
+	}
+	for _, w := range e.watches {
+		w.f.Close()
+	}
 }
 
 // Close disarms every threshold and waits for the goroutines.
@@ -234,14 +199,17 @@ func (n *MemoryNotifier) Close() error {
 	n.closed = true
 	armed := n.armed
 	n.armed = map[Signal]*armedEvent{}
+	n.stopPollerLocked() // the poller never takes mu: waiting here is safe
 	n.mu.Unlock()
 	for _, e := range armed {
-		e.close()
+		if e.efd != nil {
+			e.close() // v1: closing the eventfd ends its reader
+		}
 	}
 	n.wg.Wait()
 	for _, e := range armed {
-		if e.stop != nil {
-			e.ufd.Close()
+		if e.efd == nil {
+			e.close() // v2: the poller is gone, its files can go
 		}
 	}
 	return nil

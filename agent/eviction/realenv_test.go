@@ -131,7 +131,7 @@ func (e *realEnv) add(pods ...*api.Pod) {
 // eventually polls cond (real I/O) until it holds or the deadline.
 func (e *realEnv) eventually(what string, d time.Duration, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(d)
+	deadline := time.Now().Add(testenv.Bound(d))
 	for !cond() {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("timed out waiting for %s", what)
@@ -157,7 +157,9 @@ func realPod(uid, script string) *api.Pod {
 
 func guaranteedPod(uid string) *api.Pod {
 	p := realPod(uid, "sleep 3600")
-	l := api.ResourceList{api.ResourceCPU: q("100m"), api.ResourceMemory: q("32Mi")}
+	// 500m: under emulation runc itself starts the container inside
+	// its CPU quota, and 100m made that take half a minute.
+	l := api.ResourceList{api.ResourceCPU: q("500m"), api.ResourceMemory: q("32Mi")}
 	p.Spec.Containers[0].Resources = api.ResourceRequirements{Requests: l, Limits: l}
 	return p
 }

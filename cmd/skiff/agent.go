@@ -127,5 +127,12 @@ func agentConfig(v map[string]string, dataDir string) (agent.Config, error) {
 		}
 		cfg.MaxPods = n
 	}
+	if s := v["pod-max-pids"]; s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n == 0 || n < -1 {
+			return cfg, fmt.Errorf("--pod-max-pids %q: want a positive integer, or -1 for no limit", s)
+		}
+		cfg.PodMaxPIDs = max(n, 0)
+	}
 	return cfg, nil
 }

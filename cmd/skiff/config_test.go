@@ -158,3 +158,22 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+func TestAgentConfigPodMaxPIDs(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    int64
+		wantErr bool
+	}{
+		{"", 0, false}, {"-1", 0, false}, {"1024", 1024, false},
+		{"0", 0, true}, {"-2", 0, true}, {"many", 0, true},
+	} {
+		cfg, err := agentConfig(map[string]string{"pod-max-pids": tc.in}, "/var/lib/skiff")
+		if (err != nil) != tc.wantErr || err == nil && cfg.PodMaxPIDs != tc.want {
+			t.Errorf("agentConfig(--pod-max-pids %q) = %d, %v; want %d, error %v", tc.in, cfg.PodMaxPIDs, err, tc.want, tc.wantErr)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--pod-max-pids") {
+			t.Errorf("agentConfig(--pod-max-pids %q) error %q does not name the flag", tc.in, err)
+		}
+	}
+}

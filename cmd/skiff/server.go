@@ -58,6 +58,7 @@ var agentFlagDefaults = []struct{ name, def, usage string }{
 	{"cgroup-root", "/skiff", "cgroup under which pods run"},
 	{"system-reserved", "", "resources kept for the system, cpu=...,memory=..."},
 	{"max-pods", "110", "most pods this machine runs"},
+	{"pod-max-pids", "-1", "most processes and threads one pod runs (its cgroup's pids.max; -1: no limit)"},
 	{"eviction-hard", "memory.available<100Mi,nodefs.available<10%,imagefs.available<15%,nodefs.inodesFree<5%", "hard eviction thresholds"},
 	{"eviction-soft", "", "soft eviction thresholds"},
 	{"eviction-soft-grace-period", "", "grace periods of the soft thresholds"},

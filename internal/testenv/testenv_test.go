@@ -63,3 +63,12 @@ func TestIntegrationContainerdImport(t *testing.T) {
 		t.Fatalf("Unpack: %v", err)
 	}
 }
+
+func TestBound(t *testing.T) {
+	for env, want := range map[string]time.Duration{"": time.Second, "3": 3 * time.Second, "1": time.Second, "x": time.Second, "100": time.Second} {
+		t.Setenv(ScaleEnv, env)
+		if got := Bound(time.Second); got != want {
+			t.Errorf("Bound(1s) with %s=%q = %v; want %v", ScaleEnv, env, got, want)
+		}
+	}
+}

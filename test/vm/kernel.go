@@ -76,6 +76,10 @@ func ensureKernel(cache string, logf func(string, ...any)) (kernel, error) {
 	if err := os.Rename(tmp, dir); err != nil {
 		return kernel{}, err
 	}
+	// The unpacked tree is the cache; the 70 MB of packages are not.
+	if err := os.RemoveAll(dl); err != nil {
+		return kernel{}, err
+	}
 	return findKernel(dir)
 }
 

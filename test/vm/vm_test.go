@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCPIOExtractsWithBusybox writes an archive and unpacks it with
@@ -69,7 +71,7 @@ func TestImageDependency(t *testing.T) {
 	for in, want := range map[string]string{
 		"linux-image-6.1.0-56-amd64 (= 6.1.192-2)":             "linux-image-6.1.0-56-amd64",
 		"foo, linux-image-6.1.0-9-amd64 | linux-image-6.1.0-8": "linux-image-6.1.0-9-amd64",
-		"initramfs-tools":                                      "",
+		"initramfs-tools": "",
 	} {
 		if got := imageDependency(in); got != want {
 			t.Errorf("imageDependency(%q) = %q; want %q", in, got, want)
@@ -150,5 +152,69 @@ func TestParserWithoutDoneIsNotDone(t *testing.T) {
 	}
 	if p.res.done || p.res.rc != -1 {
 		t.Errorf("result = %+v; want not done", p.res)
+	}
+}
+
+func TestParseSuite(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want suite
+		err  bool
+	}{
+		{"./agent/cgroups", suite{name: "agent_cgroups", pkg: "./agent/cgroups"}, false},
+		{" ./agent=^TestAgent(A|B)$", suite{name: "agent", pkg: "./agent", run: "^TestAgent(A|B)$"}, false},
+		{"agent", suite{}, true},
+		{"./../x", suite{}, true},
+		{"./agent=a b", suite{}, true},
+	} {
+		got, err := parseSuite(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("parseSuite(%q) = %+v, %v; want %+v, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+	for _, s := range defaultSuites {
+		if _, err := parseSuite(s); err != nil {
+			t.Errorf("default suite %q: %v", s, err)
+		}
+	}
+}
+
+// fakeQEMU writes a script that stands in for qemu: it ignores its
+// arguments and runs body.
+func fakeQEMU(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "qemu")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBootVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, wantErr string
+	}{
+		{"pass", "echo SKIFF-VM-BOOTED tok 1.0; echo SKIFF-VM-SUITE tok a rc=0 start=1 end=2; echo SKIFF-VM-DONE tok rc=0 uptime=2", ""},
+		{"suite failed", "echo SKIFF-VM-SUITE tok a rc=1 start=1 end=2; echo SKIFF-VM-DONE tok rc=1 uptime=2", "suites failed in the VM: a"},
+		{"forged verdict", "echo SKIFF-VM-DONE other rc=0 uptime=2", "stopped before reporting"},
+		{"panic", "echo 'Kernel panic - not syncing'; exit 0", "stopped before reporting"},
+		{"hangs", "echo SKIFF-VM-BOOTED tok 1.0; exec sleep 60", "did not finish within"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			res, err := boot(context.Background(), bootConfig{
+				qemu: fakeQEMU(t, tc.body), token: "tok", timeout: 2 * time.Second,
+				log: filepath.Join(t.TempDir(), "console.log"),
+			})
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("boot = %v; want error containing %q", err, tc.wantErr)
+			}
+			if res == nil {
+				t.Fatal("boot returned no result")
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("boot took %s; want the hung VM killed at the 2s timeout", d)
+			}
+		})
 	}
 }

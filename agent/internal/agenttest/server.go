@@ -11,6 +11,7 @@ import (
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/testenv"
 	"github.com/skiffhq/skiff/server"
 )
 
@@ -153,7 +154,7 @@ func (s *Server) GetPod(ns, name string) *api.Pod {
 // 20s. It is for waiting on real I/O (the server), never on time.
 func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testenv.Bound(20 * time.Second))
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

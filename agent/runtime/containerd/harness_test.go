@@ -30,6 +30,9 @@ type harness struct {
 
 var podSeq atomic.Int64
 
+// harnessPIDs is the pods' pids.max in the harness's Runtime.
+const harnessPIDs = 256
+
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	testenv.RequireBinaries(t)
@@ -37,9 +40,9 @@ func newHarness(t *testing.T) *harness {
 	cgRoot := fmt.Sprintf("/skiff-it-%d-%d", os.Getpid(), podSeq.Add(1))
 	t.Cleanup(func() { cleanupHost(t, data, cgRoot) })
 	socket := testenv.StartContainerd(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Bound(50*time.Second))
 	t.Cleanup(cancel)
-	cfg := Config{Socket: socket, DataDir: data, CgroupRoot: cgRoot, Snapshotter: testenv.Snapshotter()}
+	cfg := Config{Socket: socket, DataDir: data, CgroupRoot: cgRoot, Snapshotter: testenv.Snapshotter(), PodPIDsLimit: harnessPIDs}
 	rt, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -133,7 +136,7 @@ func (h *harness) status(rt *Runtime, id string) (runtime.ContainerStatus, bool)
 // waitState polls ListPods (real I/O) until the container reaches state.
 func (h *harness) waitState(id string, state runtime.ContainerState) runtime.ContainerStatus {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testenv.Bound(20 * time.Second))
 	for {
 		st, ok := h.status(h.rt, id)
 		if ok && st.State == state {
@@ -149,7 +152,7 @@ func (h *harness) waitState(id string, state runtime.ContainerState) runtime.Con
 // waitLog polls the log file until it contains want.
 func (h *harness) waitLog(path, want string) string {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testenv.Bound(20 * time.Second))
 	for {
 		b, _ := os.ReadFile(path)
 		if strings.Contains(string(b), want) {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -169,7 +170,8 @@ func TestIntegrationStopGrace(t *testing.T) {
 }
 
 // TestIntegrationCgroupLimits reads the container's and the pod's cgroup
-// files.
+// files, and on cgroup v2 the QoS class's: the pod sits in
+// <root>/guaranteed with the controllers enabled down to it.
 func TestIntegrationCgroupLimits(t *testing.T) {
 	h := newHarness(t)
 	sb := h.sandbox(false, api.PodQOSGuaranteed, 128<<20)
@@ -188,17 +190,37 @@ func TestIntegrationCgroupLimits(t *testing.T) {
 		{"cpu", sb.CgroupParent, "cpu.shares"}:               "512",
 		{"cpu", sb.CgroupParent, "cpu.cfs_quota_us"}:         "100000",
 		{"memory", sb.CgroupParent, "memory.limit_in_bytes"}: "134217728",
+		{"pids", sb.CgroupParent, "pids.max"}:                strconv.Itoa(harnessPIDs),
 	}
 	if h.v2 {
+		qos := path.Dir(sb.CgroupParent)
 		checks = map[[3]string]string{
 			{"", cg, "cpu.max"}:                 "50000 100000",
+			{"", cg, "cpu.weight"}:              "10", // 256 shares
 			{"", cg, "memory.max"}:              "67108864",
+			{"", sb.CgroupParent, "cpu.max"}:    "100000 100000",
+			{"", sb.CgroupParent, "cpu.weight"}: "20", // 512 shares
 			{"", sb.CgroupParent, "memory.max"}: "134217728",
+			{"", sb.CgroupParent, "pids.max"}:   strconv.Itoa(harnessPIDs),
+			{"", qos, "memory.max"}:             "max",
+			{"", qos, "pids.max"}:               "max",
 		}
 	}
 	for k, want := range checks {
 		if got := h.cgroupFile(k[0], k[1], k[2]); got != want {
 			t.Errorf("%s %s/%s = %q; want %q", k[0], k[1], k[2], got, want)
+		}
+	}
+	if h.v2 {
+		// The controllers the limits need are enabled from the root down
+		// to the pod (runc may enable more on its way to the container).
+		for _, dir := range []string{h.cfg.CgroupRoot, path.Dir(sb.CgroupParent), sb.CgroupParent} {
+			got := strings.Fields(h.cgroupFile("", dir, "cgroup.subtree_control"))
+			for _, c := range []string{"cpu", "memory", "pids"} {
+				if !slices.Contains(got, c) {
+					t.Errorf("%s/cgroup.subtree_control = %q; want %s enabled", dir, got, c)
+				}
+			}
 		}
 	}
 	if err := h.rt.StopContainer(h.ctx, id, 0); err != nil {

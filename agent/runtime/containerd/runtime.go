@@ -31,6 +31,8 @@ type Config struct {
 	DataDir string
 	// CgroupRoot is the pod cgroups' root; "" means "/skiff".
 	CgroupRoot string
+	// PodPIDsLimit is each pod cgroup's pids.max; 0 means no limit.
+	PodPIDsLimit int64
 	// Cgroups overrides the pod cgroup manager (tests); nil makes one on
 	// this host's hierarchy under CgroupRoot.
 	Cgroups *cgroups.Manager
@@ -57,6 +59,9 @@ func (c *Config) Validate() error {
 	if c.CgroupRoot == "" {
 		c.CgroupRoot = "/skiff"
 	}
+	if c.PodPIDsLimit < 0 {
+		return fmt.Errorf("containerd runtime: pod PIDs limit %d must not be negative", c.PodPIDsLimit)
+	}
 	if c.Snapshotter == "" {
 		c.Snapshotter = "overlayfs"
 	}
@@ -75,6 +80,7 @@ type Runtime struct {
 	snap   string
 	data   string
 	cg     *cgroups.Manager
+	pids   int64 // each pod cgroup's pids.max; 0: none
 	log    *slog.Logger
 	clock  clock.Clock
 
@@ -112,7 +118,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("containerd runtime: connect %s: %w", cfg.Socket, err)
 	}
 	return &Runtime{
-		client: c, ns: cfg.Namespace, snap: cfg.Snapshotter, data: cfg.DataDir, cg: cg,
+		client: c, ns: cfg.Namespace, snap: cfg.Snapshotter, data: cfg.DataDir, cg: cg, pids: cfg.PodPIDsLimit,
 		log: cfg.Logger, clock: cfg.Clock,
 		podOf: map[string]string{}, oomSeen: map[string]bool{},
 	}, nil

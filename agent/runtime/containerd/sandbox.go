@@ -56,7 +56,9 @@ func (r *Runtime) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 	if err := r.writeRecord(rec); err != nil {
 		return runtime.Sandbox{}, err
 	}
-	cg, err := r.cg.EnsurePod(qos, cfg.PodUID, cgroups.PodResources(cfg.CPURequestMilli, cfg.CPULimitMilli, cfg.MemoryLimit))
+	res := cgroups.PodResources(cfg.CPURequestMilli, cfg.CPULimitMilli, cfg.MemoryLimit)
+	res.PIDsLimit = r.pids
+	cg, err := r.cg.EnsurePod(qos, cfg.PodUID, res)
 	if err != nil {
 		return runtime.Sandbox{}, fmt.Errorf("sandbox %s: %w", cfg.PodUID, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 )
@@ -36,6 +37,17 @@ func TestGatherRealMachine(t *testing.T) {
 	}
 	if f.CgroupVersion == 0 || len(f.CgroupControllers) == 0 {
 		t.Errorf("cgroups = v%d %q (%v); want a version and controllers", f.CgroupVersion, f.CgroupControllers, f.CgroupErr)
+	}
+	// On a unified hierarchy (make test-vm's VM, and the platforms
+	// skiff runs on) the version is 2 and the controllers are the
+	// root's cgroup.controllers.
+	var st syscall.Statfs_t
+	if err := syscall.Statfs("/sys/fs/cgroup", &st); err == nil && st.Type == 0x63677270 { // CGROUP2_SUPER_MAGIC
+		for _, c := range []string{"cpu", "memory", "pids"} {
+			if f.CgroupVersion != 2 || !slices.Contains(f.CgroupControllers, c) {
+				t.Errorf("cgroups = v%d %q on a unified hierarchy; want v2 with %s", f.CgroupVersion, f.CgroupControllers, c)
+			}
+		}
 	}
 	if f.NetlinkErr != nil {
 		t.Errorf("NetlinkErr = %v; want nil", f.NetlinkErr)
