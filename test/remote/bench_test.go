@@ -75,6 +75,18 @@ func BenchmarkRemote(b *testing.B) {
 		viaSkiff := func() (float64, error) {
 			return download(func() (net.Conn, error) { return net.Dial("tcp", l.Addr().String()) })
 		}
+		kubectlPID := findProcess(b, "port-forward", "pod/big")
+		cpu0, self0 := cpuSeconds(b, kubectlPID), cpuSeconds(b, os.Getpid())
+		mbps, err := viaKubectl()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu1, self1 := cpuSeconds(b, kubectlPID), cpuSeconds(b, os.Getpid())
+		// CPU per GiB moved: kubectl's, and this process's (server and
+		// agent, both ends of the tunnel).
+		b.ReportMetric((cpu1-cpu0)*4, "kubectl-cpu-s/GiB")
+		b.ReportMetric((self1-self0)*4, "server+agent-cpu-s/GiB")
+		b.Logf("kubectl port-forward: %.0f MB/s", mbps)
 		best := map[string]float64{}
 		for range 3 {
 			for name, f := range map[string]func() (float64, error){"direct": direct, "kubectl": viaKubectl, "skiff": viaSkiff} {
@@ -253,4 +265,45 @@ func rssKiB(b *testing.B, pid int) int {
 	}
 	b.Fatalf("no VmRSS for pid %d", pid)
 	return 0
+}
+
+// findProcess returns the pid of the one process whose command line
+// holds every word (a kubectl the benchmark started).
+func findProcess(b *testing.B, words ...string) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			continue
+		}
+		all := true
+		for _, w := range words {
+			all = all && bytes.Contains(cmd, []byte(w))
+		}
+		if all && bytes.Contains(cmd, []byte("kubectl")) {
+			return pid
+		}
+	}
+	b.Fatalf("no process with %v", words)
+	return 0
+}
+
+// cpuSeconds is the user and system CPU time process pid has used.
+func cpuSeconds(b *testing.B, pid int) float64 {
+	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the command name, which is in parentheses.
+	f := strings.Fields(string(s[bytes.LastIndexByte(s, ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // USER_HZ
 }
