@@ -37,6 +37,15 @@ func BenchmarkRemote(b *testing.B) {
 			ds = append(ds, time.Since(start))
 		}
 		reportPercentiles(b, "exec", ds)
+		// What a kubectl run costs without exec: start, discovery cache,
+		// one GET.
+		ds = ds[:0]
+		for range 30 {
+			start := time.Now()
+			box.ok("", "get", "pod", "sleeper", "-o", "name")
+			ds = append(ds, time.Since(start))
+		}
+		reportPercentiles(b, "get", ds)
 	})
 	b.Run("echo", func(b *testing.B) {
 		box := startBox(b)
