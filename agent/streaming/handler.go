@@ -193,7 +193,9 @@ func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request, rest string,
 // stream ends, then cancels the session.
 func (h *Handler) readFrames(conn net.Conn, stdin *io.PipeWriter, resize chan<- runtime.TermSize, cancel context.CancelFunc) {
 	defer cancel()
-	br := bufio.NewReaderSize(conn, 32<<10)
+	// Small: stdin arrives in keystrokes and pastes, and 100 open
+	// sessions each hold one.
+	br := bufio.NewReaderSize(conn, 4<<10)
 	var buf []byte
 	stdinOpen := true
 	defer func() {

@@ -17,7 +17,7 @@ func Pipe(a, b io.ReadWriteCloser) {
 	var wg sync.WaitGroup
 	half := func(dst io.ReadWriteCloser, src io.ReadCloser) {
 		defer wg.Done()
-		buf := make([]byte, 32<<10)
+		buf := make([]byte, pipeBuffer)
 		_, err := io.CopyBuffer(dst, src, buf)
 		if err != nil {
 			_ = dst.Close()
@@ -35,3 +35,7 @@ func Pipe(a, b io.ReadWriteCloser) {
 	go half(b, a)
 	wg.Wait()
 }
+
+// pipeBuffer is each direction's copy buffer: large enough that a bulk
+// transfer moves in few frames and system calls.
+const pipeBuffer = 128 << 10

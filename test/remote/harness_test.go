@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,7 +31,7 @@ import (
 // box is a server and one agent behind a firewall, with kubectl set up
 // to talk to the server.
 type box struct {
-	t          *testing.T
+	t          testing.TB
 	kubectl    string
 	kubeconfig string
 	// clientConfig is the skiff CLI's config (admin).
@@ -40,11 +42,21 @@ type box struct {
 	boxIP        string // the agent's side
 	admin        *client.Client
 	agent        *agent.Agent
+	// agentPID is the agent's process with startBoxWith(external).
+	agentPID int
 }
 
 // startBox builds the firewalled box and waits until the agent's node is
 // registered and its tunnel is open.
-func startBox(t *testing.T) *box {
+func startBox(t testing.TB) *box {
+	t.Helper()
+	return startBoxWith(t, false)
+}
+
+// startBoxWith is startBox; with external, the agent runs as its own
+// process (skiff agent, inside the box's namespace) rather than in the
+// test's, so that its memory can be measured.
+func startBoxWith(t testing.TB, external bool) *box {
 	t.Helper()
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
@@ -119,6 +131,10 @@ func startBox(t *testing.T) *box {
 		},
 		DialContext: dialIn(b.nsPath),
 	}
+	if external {
+		b.startAgentProcess(cfg)
+		return b
+	}
 	actx, stopAgent := context.WithCancel(context.Background())
 	agentReady := make(chan *agent.Agent, 1)
 	agentDone := make(chan error, 1)
@@ -147,6 +163,47 @@ func startBox(t *testing.T) *box {
 	})
 	eventually(t, 60*time.Second, "node registered and tunnel open", func() bool { return b.agent.Registered() && b.agent.TunnelConnected() })
 	return b
+}
+
+// startAgentProcess runs `skiff agent` with cfg's settings inside the
+// box's namespace (its pod network gets the default bridge and table
+// names, which live in that namespace only), and waits until its node is
+// Ready and an exec goes through its tunnel.
+func (b *box) startAgentProcess(cfg agent.Config) {
+	t := b.t
+	conf := filepath.Join(cfg.DataDir, "config.yaml")
+	if err := os.WriteFile(conf, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, "nsenter", "--net="+b.nsPath, skiffBinary(t), "agent",
+		"--server", cfg.Server, "--token", cfg.Token, "--node-name", cfg.NodeName, "--data-dir", cfg.DataDir,
+		"--containerd", cfg.Containerd, "--cgroup-root", cfg.CgroupRoot, "--node-ip", cfg.NodeIP,
+		"--agent-listen", "127.0.0.1:0", "--config", conf, "--log-level", "info")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	b.agentPID = cmd.Process.Pid
+	t.Cleanup(func() { removePods(t, cfg) })
+	t.Cleanup(func() {
+		cancel()
+		if err := cmd.Wait(); err != nil && !errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "signal: terminated") {
+			t.Logf("skiff agent: %v\n%s", err, logs.String())
+		}
+		if t.Failed() {
+			t.Logf("skiff agent output:\n%s", logs.String())
+		}
+	})
+	nodes, _ := api.LookupResource("nodes")
+	eventually(t, 60*time.Second, "node registered", func() bool {
+		_, err := b.admin.Get(context.Background(), nodes, "", cfg.NodeName)
+		return err == nil
+	})
 }
 
 // makeNetwork makes the box's namespace, the veth to it and the
@@ -188,7 +245,7 @@ func (b *box) makeNetwork() {
 	}
 }
 
-func run(t *testing.T, name string, args ...string) {
+func run(t testing.TB, name string, args ...string) {
 	t.Helper()
 	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
@@ -250,7 +307,7 @@ func listenIn(path, addr string) (net.Listener, error) {
 
 // removePods stops and removes what the agent's pods left in its
 // containerd (network namespaces are bind mounts under the data dir).
-func removePods(t *testing.T, cfg agent.Config) {
+func removePods(t testing.TB, cfg agent.Config) {
 	ctx := context.Background()
 	rt, err := containerd.New(ctx, containerd.Config{Socket: cfg.Containerd, Namespace: agent.Namespace, DataDir: filepath.Join(cfg.DataDir, "agent"), CgroupRoot: cfg.CgroupRoot})
 	if err != nil {
@@ -280,7 +337,7 @@ func removePods(t *testing.T, cfg agent.Config) {
 }
 
 // eventually polls cond every 50 ms until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {

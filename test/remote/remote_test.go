@@ -219,7 +219,7 @@ func TestRemoteStreams(t *testing.T) {
 
 // portForward starts kubectl port-forward target 0:port and returns the
 // local port once it forwards; the command stops when the test ends.
-func (b *box) portForward(t *testing.T, env []string, target, port string) string {
+func (b *box) portForward(t testing.TB, env []string, target, port string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := b.kubectlCmd(ctx, env, "port-forward", target, "0:"+port)
@@ -264,7 +264,7 @@ func (b *box) portForward(t *testing.T, env []string, target, port string) strin
 }
 
 // httpGet fetches path from addr with a bare HTTP/1.0 request.
-func httpGet(t *testing.T, addr, path string) string {
+func httpGet(t testing.TB, addr, path string) string {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {

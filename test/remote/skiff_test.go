@@ -23,7 +23,7 @@ var (
 )
 
 // skiffBinary builds the skiff binary once per test process.
-func skiffBinary(t *testing.T) string {
+func skiffBinary(t testing.TB) string {
 	t.Helper()
 	skiffOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "skiff-remote-bin-")
