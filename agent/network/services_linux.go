@@ -11,7 +11,9 @@ import (
 	"sync"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
+	mdnetlink "github.com/mdlayher/netlink"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
@@ -19,22 +21,28 @@ import (
 )
 
 // This file is the service proxy's data path: Services as nftables rules
-// in the node's table, laid out as kube-proxy's nftables mode lays them
-// out. The chains the Manager owns jump into "services" (prerouting and
+// in the node's table, laid out after kube-proxy's nftables mode (verdict
+// maps keyed by address, protocol and port; numgen to pick an endpoint).
+// The chains the Manager owns jump into "services" (prerouting and
 // output) first; the proxy owns everything below it:
 //
-//	services:   ip daddr . meta l4proto . th dport vmap @svc-ips
-//	            fib daddr type local  meta l4proto . th dport vmap @svc-nodeports
-//	svc-<h>:    [ip saddr != <cluster CIDR> jump svc-mark]  numgen random mod N vmap { i: goto ep-<h> }
-//	ext-<h>:    node port: jump svc-mark; goto svc-<h>   (externalTrafficPolicy Local: local endpoints, no mark)
-//	ep-<h>:     ip saddr <ep> jump svc-mark;  dnat to <ep>:<port>
-//	svc-mark:   mark set mark | 0x4000
-//	svc-drop:   drop (a Service without endpoints)
+//	services:  ip saddr != <cluster CIDR> ip daddr <service CIDR> jump svc-mark
+//	           ip daddr . meta l4proto . th dport vmap @svc-ips
+//	           fib daddr type local meta l4proto . th dport @svc-np-masq jump svc-mark
+//	           fib daddr type local meta l4proto . th dport vmap @svc-nodeports
+//	svc-<h>:   dnat to numgen random mod N map { i : <endpoint ip> . <port> }
+//	ext-<h>:   the same over the local endpoints only (externalTrafficPolicy Local)
+//	svc-mark:  mark set mark | 0x4000
+//	svc-drop:  drop (a Service without endpoints)
 //
-// The Manager's postrouting masquerades what carries the mark. Each
+// Node ports of Cluster policy go straight to svc-<h> and are marked for
+// masquerade; Local ones go to ext-<h> and keep the client address. The
+// Manager's postrouting masquerades what carries the mark, and a pod's
+// own DNATed traffic sent back onto the bridge (hairpin). Each
 // SyncServices is one nftables transaction that changes only the chains
-// and map elements whose content changed, so a sync of one Service in a
-// thousand costs one Service's rules.
+// and map elements whose content changed. A Service costs one chain and
+// one rule (plus its anonymous map), so a thousand Services are a batch
+// of a few thousand netlink messages.
 
 // Names of the proxy's fixed chains and maps.
 const (
@@ -43,13 +51,14 @@ const (
 	chainDrop     = "svc-drop"
 	mapClusterIPs = "svc-ips"
 	mapNodePorts  = "svc-nodeports"
+	setNodeMasq   = "svc-np-masq"
 	// MasqueradeMark is the packet mark bit the proxy sets on traffic
 	// that must be masqueraded on its way out.
 	MasqueradeMark = 0x4000
 )
 
 // proxyChainPrefixes are the prefixes of the per-Service chains.
-var proxyChainPrefixes = []string{"svc-", "ext-", "ep-"}
+var proxyChainPrefixes = []string{"svc-", "ext-"}
 
 var (
 	clusterIPKey = nftables.MustConcatSetType(nftables.TypeIPAddr, nftables.TypeInetProto, nftables.TypeInetService)
@@ -59,17 +68,14 @@ var (
 // svcRule is one rule of a proxy chain, as data: it renders to nftables
 // expressions and to a fingerprint that says whether it changed.
 type svcRule struct {
-	markIfSrcOutside netip.Prefix   // ip saddr != prefix jump svc-mark
-	markIfSrc        netip.Addr     // ip saddr == addr jump svc-mark
-	markAlways       bool           // jump svc-mark
-	gotoChain        string         // goto chain
-	spread           []string       // numgen random mod len vmap { i: goto spread[i] }
-	dnat             netip.AddrPort // dnat to
-	drop             bool           // drop
+	markIfSrcOutside netip.Prefix     // ip saddr != prefix jump svc-mark
+	gotoChain        string           // goto chain
+	spread           []netip.AddrPort // dnat to numgen random mod len map { i: spread[i] }
+	drop             bool             // drop
 }
 
 func (r svcRule) String() string {
-	return fmt.Sprintf("%s|%s|%t|%s|%v|%s|%t", r.markIfSrcOutside, r.markIfSrc, r.markAlways, r.gotoChain, r.spread, r.dnat, r.drop)
+	return fmt.Sprintf("%s|%s|%v|%t", r.markIfSrcOutside, r.gotoChain, r.spread, r.drop)
 }
 
 // svcChain is a proxy chain's rules.
@@ -89,6 +95,11 @@ type svcPlan struct {
 	chains     map[string]svcChain
 	clusterIPs map[[12]byte]string // key → chain
 	nodePorts  map[[8]byte]string
+	nodeMasq   map[[8]byte]bool // node ports whose traffic is masqueraded
+}
+
+func newSvcPlan() *svcPlan {
+	return &svcPlan{chains: map[string]svcChain{}, clusterIPs: map[[12]byte]string{}, nodePorts: map[[8]byte]string{}, nodeMasq: map[[8]byte]bool{}}
 }
 
 func hashName(prefix string, parts ...string) string {
@@ -96,57 +107,48 @@ func hashName(prefix string, parts ...string) string {
 	return prefix + hex.EncodeToString(h[:8])
 }
 
-// planServices renders st into chains and map elements.
-func planServices(st *proxy.State, cluster netip.Prefix) *svcPlan {
-	p := &svcPlan{chains: map[string]svcChain{}, clusterIPs: map[[12]byte]string{}, nodePorts: map[[8]byte]string{}}
+// planServices renders st into chains and map elements. Without a
+// service CIDR, each Service's chain marks traffic from outside the
+// cluster itself.
+func planServices(st *proxy.State, cluster, serviceCIDR netip.Prefix) *svcPlan {
+	p := newSvcPlan()
 	if st == nil {
 		return p
 	}
 	for i := range st.Ports {
 		sp := &st.Ports[i]
 		key := sp.Key()
-		epChains := func(local bool) []string {
-			var out []string
+		spread := func(local bool) svcRule {
+			var eps []netip.AddrPort
 			for _, e := range sp.Endpoints {
-				if local && !e.Local {
-					continue
+				if !local || e.Local {
+					eps = append(eps, netip.AddrPortFrom(e.IP, e.Port))
 				}
-				name := hashName("ep-", key, e.String())
-				p.chains[name] = svcChain{
-					{markIfSrc: e.IP},
-					{dnat: netip.AddrPortFrom(e.IP, e.Port)},
-				}
-				out = append(out, name)
 			}
-			return out
+			if len(eps) == 0 {
+				return svcRule{gotoChain: chainDrop}
+			}
+			return svcRule{spread: eps}
 		}
 		svc := hashName("svc-", key)
 		var rules svcChain
-		if cluster.IsValid() {
+		if !serviceCIDR.IsValid() && cluster.IsValid() {
 			rules = append(rules, svcRule{markIfSrcOutside: cluster})
 		}
-		if eps := epChains(sp.InternalLocal); len(eps) > 0 {
-			rules = append(rules, svcRule{spread: eps})
-		} else {
-			rules = append(rules, svcRule{gotoChain: chainDrop})
-		}
-		p.chains[svc] = rules
+		p.chains[svc] = append(rules, spread(sp.InternalLocal))
 		p.clusterIPs[clusterIPElem(sp.ClusterIP, sp.Proto, sp.Port)] = svc
 		if sp.NodePort == 0 {
 			continue
 		}
-		ext := hashName("ext-", key)
-		switch {
-		case !sp.ExternalLocal:
-			p.chains[ext] = svcChain{{markAlways: true}, {gotoChain: svc}}
-		default:
-			if eps := epChains(true); len(eps) > 0 {
-				p.chains[ext] = svcChain{{spread: eps}}
-			} else {
-				p.chains[ext] = svcChain{{gotoChain: chainDrop}}
-			}
+		k := nodePortElem(sp.Proto, sp.NodePort)
+		if !sp.ExternalLocal {
+			p.nodePorts[k] = svc
+			p.nodeMasq[k] = true
+			continue
 		}
-		p.nodePorts[nodePortElem(sp.Proto, sp.NodePort)] = ext
+		ext := hashName("ext-", key)
+		p.chains[ext] = svcChain{spread(true)}
+		p.nodePorts[k] = ext
 	}
 	return p
 }
@@ -185,7 +187,11 @@ type serviceProxy struct {
 func (m *Manager) SyncServices(st *proxy.State) error {
 	m.svc.mu.Lock()
 	defer m.svc.mu.Unlock()
-	want := planServices(st, m.cluster)
+	var scidr netip.Prefix
+	if m.cfg.ServiceCIDR != "" {
+		scidr = netip.MustParsePrefix(m.cfg.ServiceCIDR).Masked()
+	}
+	want := planServices(st, m.cluster, scidr)
 	if err := m.applyServices(want); err != nil {
 		return fmt.Errorf("service proxy: %w", err)
 	}
@@ -208,7 +214,7 @@ func (m *Manager) SyncServices(st *proxy.State) error {
 // applyServices writes the difference between the applied plan and want
 // as one transaction.
 func (m *Manager) applyServices(want *svcPlan) error {
-	c, err := nftables.New(nftables.WithNetNSFd(int(m.hostNS)))
+	c, err := nftables.New(nftables.WithNetNSFd(int(m.hostNS)), nftables.WithSockOptions(bigBuffers))
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
 	}
@@ -216,10 +222,11 @@ func (m *Manager) applyServices(want *svcPlan) error {
 	c.AddTable(t)
 	ipMap := &nftables.Set{Table: t, Name: mapClusterIPs, IsMap: true, Concatenation: true, KeyType: clusterIPKey, DataType: nftables.TypeVerdict}
 	npMap := &nftables.Set{Table: t, Name: mapNodePorts, IsMap: true, Concatenation: true, KeyType: nodePortKey, DataType: nftables.TypeVerdict}
+	npMasq := &nftables.Set{Table: t, Name: setNodeMasq, Concatenation: true, KeyType: nodePortKey}
 	have := m.svc.applied
 	first := have == nil
 	if first {
-		have = &svcPlan{chains: map[string]svcChain{}, clusterIPs: map[[12]byte]string{}, nodePorts: map[[8]byte]string{}}
+		have = newSvcPlan()
 		// A fresh process: rebuild the fixed chains and maps, and
 		// empty every proxy chain an earlier run left (they are deleted
 		// below unless wanted, then refilled).
@@ -237,13 +244,17 @@ func (m *Manager) applyServices(want *svcPlan) error {
 		if err := c.AddSet(npMap, nil); err != nil {
 			return fmt.Errorf("nftables: %w", err)
 		}
+		if err := c.AddSet(npMasq, nil); err != nil {
+			return fmt.Errorf("nftables: %w", err)
+		}
 		c.FlushSet(ipMap)
 		c.FlushSet(npMap)
+		c.FlushSet(npMasq)
 		for _, n := range old {
 			c.FlushChain(&nftables.Chain{Name: n, Table: t})
 			have.chains[n] = svcChain{{drop: true}, {drop: true}} // never equal to a wanted chain
 		}
-		m.fixedServiceRules(c, t)
+		m.fixedServiceRules(c, t, want)
 	}
 	// New chains first, so map elements and jumps can name them.
 	for name := range want.chains {
@@ -288,22 +299,38 @@ func (m *Manager) applyServices(want *svcPlan) error {
 			addNP = append(addNP, nftables.SetElement{Key: k[:], VerdictData: &expr.Verdict{Kind: expr.VerdictGoto, Chain: ch}})
 		}
 	}
+	var delMasq, addMasq []nftables.SetElement
+	for k := range have.nodeMasq {
+		if !want.nodeMasq[k] {
+			delMasq = append(delMasq, nftables.SetElement{Key: k[:]})
+		}
+	}
+	for k := range want.nodeMasq {
+		if !have.nodeMasq[k] {
+			addMasq = append(addMasq, nftables.SetElement{Key: k[:]})
+		}
+	}
 	for _, op := range []struct {
 		set *nftables.Set
 		els []nftables.SetElement
 		add bool
-	}{{ipMap, delIP, false}, {npMap, delNP, false}, {ipMap, addIP, true}, {npMap, addNP, true}} {
+	}{{ipMap, delIP, false}, {npMap, delNP, false}, {npMasq, delMasq, false}, {ipMap, addIP, true}, {npMap, addNP, true}, {npMasq, addMasq, true}} {
 		if len(op.els) == 0 {
 			continue
 		}
-		var err error
-		if op.add {
-			err = c.SetAddElements(op.set, op.els)
-		} else {
-			err = c.SetDeleteElements(op.set, op.els)
-		}
-		if err != nil {
-			return fmt.Errorf("nftables: %w", err)
+		// A netlink attribute holds at most 64 KiB: a thousand
+		// elements go in several messages of one transaction.
+		for lo := 0; lo < len(op.els); lo += elementsPerMessage {
+			chunk := op.els[lo:min(lo+elementsPerMessage, len(op.els))]
+			var err error
+			if op.add {
+				err = c.SetAddElements(op.set, chunk)
+			} else {
+				err = c.SetDeleteElements(op.set, chunk)
+			}
+			if err != nil {
+				return fmt.Errorf("nftables: %w", err)
+			}
 		}
 	}
 	// Chains no longer wanted go last, once nothing refers to them: all
@@ -322,6 +349,37 @@ func (m *Manager) applyServices(want *svcPlan) error {
 	}
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("nftables: write services to table %s: %w", m.cfg.Table, err)
+	}
+	return nil
+}
+
+// elementsPerMessage bounds the set elements of one netlink message.
+const elementsPerMessage = 256
+
+// batchBuffer is the socket buffer size for the proxy's transactions: a
+// transaction is one netlink message batch, and a thousand Services make
+// a batch of several megabytes (nft sizes its buffer the same way).
+const batchBuffer = 64 << 20
+
+// bigBuffers raises the netlink socket's send and receive buffers to
+// batchBuffer, past the system's defaults (SO_*BUFFORCE, as root may).
+func bigBuffers(c *mdnetlink.Conn) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("netlink socket: %w", err)
+	}
+	var serr error
+	err = raw.Control(func(fd uintptr) {
+		for _, o := range [][2]int{{unix.SO_SNDBUFFORCE, unix.SO_SNDBUF}, {unix.SO_RCVBUFFORCE, unix.SO_RCVBUF}} {
+			if e := unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, o[0], batchBuffer); e != nil {
+				if e := unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, o[1], batchBuffer); e != nil {
+					serr = e
+				}
+			}
+		}
+	})
+	if err = errors.Join(err, serr); err != nil {
+		return fmt.Errorf("netlink socket buffers: %w", err)
 	}
 	return nil
 }
@@ -349,21 +407,33 @@ func (m *Manager) proxyChains(c *nftables.Conn, t *nftables.Table) ([]string, er
 }
 
 // fixedServiceRules fills services, svc-mark and svc-drop.
-func (m *Manager) fixedServiceRules(c *nftables.Conn, t *nftables.Table) {
+func (m *Manager) fixedServiceRules(c *nftables.Conn, t *nftables.Table, want *svcPlan) {
 	svc := &nftables.Chain{Name: chainServices, Table: t}
+	jumpMark := &expr.Verdict{Kind: expr.VerdictJump, Chain: chainMark}
+	if m.cfg.ServiceCIDR != "" {
+		// Traffic to a cluster IP from outside the cluster network (the
+		// node itself, a client of a node port) is masqueraded, so the
+		// endpoint's answer comes back through this node.
+		ex := prefixMatch(12, m.cluster, expr.CmpOpNeq)
+		ex = append(ex, prefixMatch(16, netip.MustParsePrefix(m.cfg.ServiceCIDR).Masked(), expr.CmpOpEq)...)
+		c.AddRule(&nftables.Rule{Table: t, Chain: svc, Exprs: append(ex, jumpMark)})
+	}
 	c.AddRule(&nftables.Rule{Table: t, Chain: svc, Exprs: []expr.Any{
 		ipField(16),
 		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 9},
 		&expr.Payload{DestRegister: 10, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
 		&expr.Lookup{SourceRegister: 1, SetName: mapClusterIPs, IsDestRegSet: true, DestRegister: 0},
 	}})
-	c.AddRule(&nftables.Rule{Table: t, Chain: svc, Exprs: []expr.Any{
-		&expr.Fib{Register: 1, FlagDADDR: true, ResultADDRTYPE: true},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: nativeU32(unix.RTN_LOCAL)},
-		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
-		&expr.Payload{DestRegister: 9, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
-		&expr.Lookup{SourceRegister: 1, SetName: mapNodePorts, IsDestRegSet: true, DestRegister: 0},
-	}})
+	nodePort := func(tail ...expr.Any) []expr.Any {
+		return append([]expr.Any{
+			&expr.Fib{Register: 1, FlagDADDR: true, ResultADDRTYPE: true},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: nativeU32(unix.RTN_LOCAL)},
+			&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+			&expr.Payload{DestRegister: 9, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
+		}, tail...)
+	}
+	c.AddRule(&nftables.Rule{Table: t, Chain: svc, Exprs: nodePort(&expr.Lookup{SourceRegister: 1, SetName: setNodeMasq}, jumpMark)})
+	c.AddRule(&nftables.Rule{Table: t, Chain: svc, Exprs: nodePort(&expr.Lookup{SourceRegister: 1, SetName: mapNodePorts, IsDestRegSet: true, DestRegister: 0})})
 	c.AddRule(&nftables.Rule{Table: t, Chain: &nftables.Chain{Name: chainMark, Table: t}, Exprs: []expr.Any{
 		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1},
 		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: nativeU32(^uint32(MasqueradeMark)), Xor: nativeU32(MasqueradeMark)},
@@ -374,39 +444,34 @@ func (m *Manager) fixedServiceRules(c *nftables.Conn, t *nftables.Table) {
 	}})
 }
 
+// endpointData is the anonymous map's value type: address . port.
+var endpointData = nftables.MustConcatSetType(nftables.TypeIPAddr, nftables.TypeInetService)
+
 // addServiceRule renders r into ch.
 func (m *Manager) addServiceRule(c *nftables.Conn, t *nftables.Table, ch *nftables.Chain, r svcRule) error {
 	var ex []expr.Any
-	jumpMark := &expr.Verdict{Kind: expr.VerdictJump, Chain: chainMark}
 	switch {
 	case r.markIfSrcOutside.IsValid():
-		ex = append(prefixMatch(12, r.markIfSrcOutside, expr.CmpOpNeq), jumpMark)
-	case r.markIfSrc.IsValid():
-		ex = []expr.Any{ipField(12), &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: r.markIfSrc.AsSlice()}, jumpMark}
-	case r.markAlways:
-		ex = []expr.Any{jumpMark}
+		ex = append(prefixMatch(12, r.markIfSrcOutside, expr.CmpOpNeq), &expr.Verdict{Kind: expr.VerdictJump, Chain: chainMark})
 	case r.gotoChain != "":
 		ex = []expr.Any{&expr.Verdict{Kind: expr.VerdictGoto, Chain: r.gotoChain}}
 	case r.drop:
 		ex = []expr.Any{&expr.Verdict{Kind: expr.VerdictDrop}}
-	case r.dnat.IsValid():
-		ex = []expr.Any{
-			&expr.Immediate{Register: 1, Data: r.dnat.Addr().AsSlice()},
-			&expr.Immediate{Register: 2, Data: be16(r.dnat.Port())},
-			&expr.NAT{Type: expr.NATTypeDestNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1, RegProtoMin: 2, Specified: true},
-		}
 	case len(r.spread) > 0:
-		set := &nftables.Set{Table: t, Anonymous: true, Constant: true, IsMap: true, KeyType: nftables.TypeInteger, DataType: nftables.TypeVerdict}
+		set := &nftables.Set{Table: t, Anonymous: true, Constant: true, IsMap: true, KeyType: nftables.TypeInteger, DataType: endpointData, KeyByteOrder: binaryutil.NativeEndian}
 		els := make([]nftables.SetElement, len(r.spread))
-		for i, name := range r.spread {
-			els[i] = nftables.SetElement{Key: nativeU32(uint32(i)), VerdictData: &expr.Verdict{Kind: expr.VerdictGoto, Chain: name}}
+		for i, ap := range r.spread {
+			a := ap.Addr().As4()
+			v := []byte{a[0], a[1], a[2], a[3], byte(ap.Port() >> 8), byte(ap.Port()), 0, 0}
+			els[i] = nftables.SetElement{Key: nativeU32(uint32(i)), Val: v}
 		}
 		if err := c.AddSet(set, els); err != nil {
 			return fmt.Errorf("nftables: %w", err)
 		}
 		ex = []expr.Any{
 			&expr.Numgen{Register: 1, Modulus: uint32(len(r.spread)), Type: unix.NFT_NG_RANDOM},
-			&expr.Lookup{SourceRegister: 1, SetName: set.Name, SetID: set.ID, IsDestRegSet: true, DestRegister: 0},
+			&expr.Lookup{SourceRegister: 1, SetName: set.Name, SetID: set.ID, IsDestRegSet: true, DestRegister: 1},
+			&expr.NAT{Type: expr.NATTypeDestNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1, RegProtoMin: 9, Specified: true},
 		}
 	default:
 		return errors.New("empty service rule")

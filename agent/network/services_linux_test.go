@@ -111,6 +111,7 @@ func TestServiceProxyTwoHostsRealNetns(t *testing.T) {
 		{"pod on node-a to a cluster IP with the endpoint on node-b", clientNS, "http://10.96.0.10:80/"},
 		{"node-a itself to the cluster IP", a.ns, "http://10.96.0.10:80/"},
 		{"the endpoint pod to its own Service (hairpin)", webNS, "http://10.96.0.10:80/"},
+		{"another pod on the endpoint's node", dnsNS, "http://10.96.0.10:80/"},
 		{"node port on node-a's address, from node-b", b.ns, "http://" + a.ip + ":30080/"},
 		{"node port on node-b's own address, from node-a", a.ns, "http://" + b.ip + ":30080/"},
 	}
