@@ -64,6 +64,17 @@ type Config struct {
 	// ClusterCIDR is the whole pod network (the server's
 	// --cluster-cidr); "" means network.DefaultClusterCIDR.
 	ClusterCIDR string
+	// ServiceCIDR, ClusterDNS and ClusterDomain are the server's
+	// --service-cidr, --cluster-dns and --cluster-domain (defaults
+	// DefaultServiceCIDR, DefaultClusterDNS, DefaultClusterDomain). The
+	// agent serves the cluster DNS at ClusterDNS through its service
+	// proxy.
+	ServiceCIDR   string
+	ClusterDNS    string
+	ClusterDomain string
+	// DNSUpstreams are the resolvers the cluster DNS forwards other names
+	// to; nil reads the host's /etc/resolv.conf.
+	DNSUpstreams []string
 	// Network, when set, adjusts the pod network's configuration (tests
 	// give each agent its own bridge and nftables table).
 	Network func(*network.Config)
@@ -87,6 +98,7 @@ type Agent struct {
 	Runtime *containerd.Runtime
 
 	network    *network.Manager
+	services   *services
 	eviction   *eviction.Manager
 	imageFSDir string // containerd's root, for imagefs signals
 
@@ -139,6 +151,15 @@ func (c *Config) setDefaults() error {
 	}
 	if c.NodeIP != "" && net.ParseIP(c.NodeIP) == nil {
 		return fmt.Errorf("agent: node IP %q is not an IP address", c.NodeIP)
+	}
+	if c.ServiceCIDR == "" {
+		c.ServiceCIDR = DefaultServiceCIDR
+	}
+	if c.ClusterDNS == "" {
+		c.ClusterDNS = DefaultClusterDNS
+	}
+	if c.ClusterDomain == "" {
+		c.ClusterDomain = DefaultClusterDomain
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -207,7 +228,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("agent: system info: %w", err)
 	}
 	hostIP := a.hostIP(si)
-	ncfg := network.Config{NodeName: cfg.NodeName, StateDir: a.path("network"), ClusterCIDR: cfg.ClusterCIDR, NodeIP: cfg.NodeIP, Logger: a.log.With("component", "network")}
+	ncfg := network.Config{NodeName: cfg.NodeName, StateDir: a.path("network"), ClusterCIDR: cfg.ClusterCIDR, ServiceCIDR: cfg.ServiceCIDR, NodeIP: cfg.NodeIP, Logger: a.log.With("component", "network")}
 	if cfg.Network != nil {
 		cfg.Network(&ncfg)
 	}
@@ -217,6 +238,10 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer nw.Close()
 	a.network = nw
+	if a.services, err = newServices(a); err != nil {
+		return fmt.Errorf("agent: services: %w", err)
+	}
+	a.services.start(ctx, goRun)
 	probes := make(chan kubelet.ProbeResult, 64)
 	pr, err := prober.New(prober.Config{Runtime: rt, Clock: a.clk, PodIP: nw.PodIP, Logger: a.log.With("component", "prober"),
 		OnUpdate: func(u prober.Update) {
@@ -234,6 +259,7 @@ func Run(ctx context.Context, cfg Config) error {
 		NodeName: cfg.NodeName, PodsDir: a.path("pods"), Runtime: rt, Status: statuses, Objects: objs, Events: events,
 		Clock: a.clk, Logger: a.log.With("component", "kubelet"), HostIP: func() string { return hostIP },
 		SourcesReady: merger.SeenAllSources, Network: nw, Prober: pr, ProbeResults: probes,
+		ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
 		Admit: func(p *api.Pod, others []*api.Pod) (bool, string, string) { return em.Admit(p, others) },
 	})
 	if err != nil {
@@ -394,6 +420,7 @@ func (a *Agent) online(ctx context.Context, goRun func(string, func()), cred nod
 	events.attach(rec)
 	nodes := &network.NodeWatcher{Client: c, Sink: a.network, Clock: a.clk, Logger: a.log.With("component", "network")}
 	goRun("node-watcher", func() { nodes.Run(ctx) })
+	a.services.watch(ctx, goRun, c)
 
 	cert, fp, err := logs.EnsureServingCert(a.dir, a.cfg.NodeName, a.clk.Now())
 	if err != nil {

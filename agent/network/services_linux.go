@@ -510,3 +510,37 @@ func (m *Manager) flushUDPConntrack(eps []proxy.Endpoint, emptied []netip.Addr) 
 	}
 	return nil
 }
+
+// Gateway is the node's address on the bridge (the first of its
+// podCIDR); invalid until the podCIDR is known. The agent's DNS server
+// listens there.
+func (m *Manager) Gateway() netip.Addr {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sn == nil {
+		return netip.Addr{}
+	}
+	return m.sn.gateway
+}
+
+// ListenDNS opens a UDP and a TCP socket on addr in the node's network
+// namespace (the sockets stay there whichever goroutine serves them).
+func (m *Manager) ListenDNS(addr netip.AddrPort) (net.PacketConn, net.Listener, error) {
+	var pc net.PacketConn
+	var ln net.Listener
+	err := inNS(m.hostNS, func() error {
+		var err error
+		if pc, err = net.ListenPacket("udp4", addr.String()); err != nil {
+			return err
+		}
+		if ln, err = net.Listen("tcp4", addr.String()); err != nil {
+			pc.Close()
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen for DNS on %s: %w", addr, err)
+	}
+	return pc, ln, nil
+}

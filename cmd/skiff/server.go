@@ -166,6 +166,7 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	acfg.Logger = log.With("component", "agent")
 	acfg.ClusterCIDR = f.cfg.ClusterCIDR
+	acfg.ServiceCIDR, acfg.ClusterDNS, acfg.ClusterDomain = f.cfg.ServiceCIDR, f.cfg.ClusterDNS, f.cfg.ClusterDomain
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
