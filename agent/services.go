@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skiffhq/skiff/agent/dns"
@@ -27,7 +28,7 @@ const (
 	dnsPort = 53
 	// gatewayPoll is how often the agent looks for the bridge gateway
 	// before it can serve DNS (the podCIDR comes with the Node).
-	gatewayPoll = time.Second
+	gatewayPoll = 100 * time.Millisecond
 )
 
 // services runs the node's service proxy and cluster DNS: both are fed
@@ -41,6 +42,9 @@ type services struct {
 
 	mu   sync.Mutex
 	last *proxy.Snapshot
+	// listening is set once the DNS server listens on the gateway; only
+	// then does the proxy send the cluster DNS address there.
+	listening atomic.Bool
 }
 
 func newServices(a *Agent) (*services, error) {
@@ -66,7 +70,7 @@ func (s *services) Apply(snap *proxy.Snapshot) error {
 		return err
 	}
 	opt := proxy.Options{NodeName: s.a.cfg.NodeName}
-	if gw := s.a.network.Gateway(); gw.IsValid() && s.clusterDNS.IsValid() {
+	if gw := s.a.network.Gateway(); gw.IsValid() && s.clusterDNS.IsValid() && s.listening.Load() {
 		opt.LocalServices = map[netip.Addr]netip.Addr{s.clusterDNS: gw}
 	}
 	return s.a.network.SyncServices(proxy.Build(snap.Services, snap.Slices, opt))
@@ -109,6 +113,7 @@ func (s *services) serveDNS(ctx context.Context) {
 		s.a.log.Error("cluster DNS not served", "err", err)
 		return
 	}
+	s.listening.Store(true)
 	s.mu.Lock()
 	last := s.last
 	s.mu.Unlock()
