@@ -31,6 +31,10 @@ var collectionPaths = map[string][2]string{
 	"configmaps":  {"/api/v1/configmaps", "/api/v1/namespaces/prod/configmaps"},
 	"deployments": {"/apis/apps/v1/deployments", "/apis/apps/v1/namespaces/prod/deployments"},
 	"daemonsets":  {"/apis/apps/v1/daemonsets", "/apis/apps/v1/namespaces/prod/daemonsets"},
+
+	"services":       {"/api/v1/services", "/api/v1/namespaces/prod/services"},
+	"endpoints":      {"/api/v1/endpoints", "/api/v1/namespaces/prod/endpoints"},
+	"endpointslices": {"/apis/discovery.k8s.io/v1/endpointslices", "/apis/discovery.k8s.io/v1/namespaces/prod/endpointslices"},
 }
 
 func TestURLLayoutEveryResource(t *testing.T) {
