@@ -55,8 +55,10 @@ func nft(ns string) string {
 // B's agent through the cluster DNS address), resolves a name outside the
 // cluster (forwarded to the test's loopback resolver) and fetches the page
 // from the cluster IP with nc. The node port answers on host A's address
-// from host B. When the pod turns unready its address leaves host B's
-// rules; deleting the Service removes every rule of it.
+// from host B. With the server stopped, host B's agent restarts and still
+// routes and answers DNS from its checkpoint. When the pod turns unready
+// its address leaves host B's rules; deleting the Service removes every
+// rule of it.
 func TestServicesAndDNSAcrossHostsRealContainerd(t *testing.T) {
 	srv := agenttest.StartServer(t)
 	upstream := loopbackResolver(t)
@@ -142,11 +144,34 @@ exit 14`, clusterIP))
 		t.Fatalf("node port 30480 on host A from host B = %q, %v\nhost A table:\n%s", out, err, nft(hostA))
 	}
 
+	// With the server away, host B's agent restarts: it keeps the rules
+	// and answers DNS from its checkpoint.
+	srv.Stop()
+	b.stop()
+	b.start()
+	lookup := func() (string, error) {
+		out, err := exec.Command("ip", "netns", "exec", nameB, "busybox", "nslookup", "web.default.svc.cluster.local", "10.43.0.10").CombinedOutput()
+		return string(out), err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := lookup()
+		tbl := nft(hostB)
+		if err == nil && strings.Contains(out, clusterIP) && strings.Contains(tbl, pod.Status.PodIP+" . 8080") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("offline, after a restart, host B: nslookup = %q, %v; table:\n%s", out, err, tbl)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	srv.Start()
+
 	// The pod turns unready: its address leaves host B's rules.
 	if err := os.WriteFile(filepath.Join(ctl, "unready"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline = time.Now().Add(60 * time.Second)
 	for strings.Contains(nft(hostB), pod.Status.PodIP+" . 8080") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the unready pod's endpoint is still in host B's rules:\n%s", nft(hostB))
