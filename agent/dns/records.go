@@ -67,11 +67,17 @@ func buildZone(snap *proxy.Snapshot, domain string, ttl uint32) *zone {
 	}
 	bySvc := map[string][]*api.EndpointSlice{}
 	for _, s := range snap.Slices {
+		if s == nil {
+			continue
+		}
 		if n := s.Labels[api.LabelServiceName]; n != "" {
 			bySvc[s.Namespace+"/"+n] = append(bySvc[s.Namespace+"/"+n], s)
 		}
 	}
 	for _, svc := range snap.Services {
+		if svc == nil {
+			continue
+		}
 		base := strings.ToLower(svc.Name + "." + svc.Namespace + ".svc." + domain)
 		z.addName(base)
 		if svc.Spec.Type == api.ServiceTypeExternalName {

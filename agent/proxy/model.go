@@ -70,7 +70,7 @@ type Options struct {
 func Build(services []*api.Service, slices []*api.EndpointSlice, opt Options) *State {
 	bySvc := map[string][]*api.EndpointSlice{}
 	for _, s := range slices {
-		if s.AddressType != api.AddressTypeIPv4 {
+		if s == nil || s.AddressType != api.AddressTypeIPv4 {
 			continue
 		}
 		if n := s.Labels[api.LabelServiceName]; n != "" {
@@ -79,7 +79,7 @@ func Build(services []*api.Service, slices []*api.EndpointSlice, opt Options) *S
 	}
 	st := &State{}
 	for _, svc := range services {
-		if svc.Spec.Type == api.ServiceTypeExternalName {
+		if svc == nil || svc.Spec.Type == api.ServiceTypeExternalName {
 			continue
 		}
 		cip, _ := netip.ParseAddr(svc.Spec.ClusterIP)

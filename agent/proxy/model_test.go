@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/netip"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -94,5 +95,29 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	got, err := ReadCheckpoint(path)
 	if err != nil || len(got.Services) != 1 || got.Services[0].Spec.ClusterIP != "10.43.0.5" || len(got.Slices) != 1 {
 		t.Fatalf("ReadCheckpoint = %+v, %v", got, err)
+	}
+}
+
+// FuzzReadCheckpoint feeds arbitrary files to the checkpoint reader and
+// what it accepts to Build: neither may panic.
+func FuzzReadCheckpoint(f *testing.F) {
+	f.Add([]byte(`{"version":1,"services":[{"metadata":{"name":"a","namespace":"d"},"spec":{"clusterIP":"10.43.0.1","ports":[{"port":80}]}}],"endpointSlices":[{"metadata":{"name":"a-1","namespace":"d","labels":{"kubernetes.io/service-name":"a"}},"addressType":"IPv4","endpoints":[{"addresses":["10.42.0.2"]}],"ports":[{"port":8080}]}]}`))
+	f.Add([]byte(`{"version":2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "services.json")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := ReadCheckpoint(path)
+		if err != nil || snap == nil {
+			return
+		}
+		Build(snap.Services, snap.Slices, Options{NodeName: "n"})
+	})
+}
+
+func TestBuildSkipsNil(t *testing.T) {
+	if st := Build([]*api.Service{nil}, []*api.EndpointSlice{nil}, Options{}); len(st.Ports) != 0 {
+		t.Errorf("Build(nil entries) = %+v; want no ports", st)
 	}
 }

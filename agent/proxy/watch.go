@@ -82,10 +82,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 		log.Warn("service checkpoint unreadable; starting without it", "err", err)
 	} else if snap != nil {
 		for _, s := range snap.Services {
-			w.services[key(&s.ObjectMeta)] = s
+			if s != nil {
+				w.services[key(&s.ObjectMeta)] = s
+			}
 		}
 		for _, s := range snap.Slices {
-			w.slices[key(&s.ObjectMeta)] = s
+			if s != nil {
+				w.slices[key(&s.ObjectMeta)] = s
+			}
 		}
 		w.notify()
 	}
