@@ -33,6 +33,8 @@ func prepareForCreate(obj api.Object, now time.Time) {
 		o.Status = api.DaemonSetStatus{}
 	case *api.Namespace:
 		o.Status = api.NamespaceStatus{}
+	case *api.Service:
+		o.Status = api.ServiceStatus{}
 	case *api.Secret:
 		mergeStringData(o)
 	}
@@ -98,6 +100,8 @@ func copyStatus(dst, src api.Object) {
 		d.Status = src.(*api.Deployment).Status
 	case *api.DaemonSet:
 		d.Status = src.(*api.DaemonSet).Status
+	case *api.Service:
+		d.Status = src.(*api.Service).Status
 	}
 }
 
@@ -119,6 +123,8 @@ func specJSON(o api.Object) any {
 	case *api.DaemonSet:
 		spec = x.Spec
 	case *api.Namespace:
+		spec = x.Spec
+	case *api.Service:
 		spec = x.Spec
 	default:
 		return struct{}{}
