@@ -75,6 +75,17 @@ type Config struct {
 	// ClusterCIDR is the whole pod network (the server's
 	// --cluster-cidr); "" means network.DefaultClusterCIDR.
 	ClusterCIDR string
+	// ServiceCIDR, ClusterDNS and ClusterDomain are the server's
+	// --service-cidr, --cluster-dns and --cluster-domain (defaults
+	// DefaultServiceCIDR, DefaultClusterDNS, DefaultClusterDomain). The
+	// agent serves the cluster DNS at ClusterDNS through its service
+	// proxy.
+	ServiceCIDR   string
+	ClusterDNS    string
+	ClusterDomain string
+	// DNSUpstreams are the resolvers the cluster DNS forwards other names
+	// to; nil reads the host's /etc/resolv.conf.
+	DNSUpstreams []string
 	// Network, when set, adjusts the pod network's configuration (tests
 	// give each agent its own bridge and nftables table).
 	Network func(*network.Config)
@@ -102,6 +113,7 @@ type Agent struct {
 	Runtime *containerd.Runtime
 
 	network    *network.Manager
+	services   *services
 	eviction   *eviction.Manager
 	imageFSDir string // containerd's root, for imagefs signals
 
@@ -164,6 +176,15 @@ func (c *Config) setDefaults() error {
 	}
 	if c.NodeIP != "" && net.ParseIP(c.NodeIP) == nil {
 		return fmt.Errorf("agent: node IP %q is not an IP address", c.NodeIP)
+	}
+	if c.ServiceCIDR == "" {
+		c.ServiceCIDR = DefaultServiceCIDR
+	}
+	if c.ClusterDNS == "" {
+		c.ClusterDNS = DefaultClusterDNS
+	}
+	if c.ClusterDomain == "" {
+		c.ClusterDomain = DefaultClusterDomain
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -265,7 +286,7 @@ func (a *Agent) start(ctx context.Context, g *supervise.Group, cl *closers) erro
 		return fmt.Errorf("agent: system info: %w", err)
 	}
 	hostIP := a.hostIP(si)
-	ncfg := network.Config{NodeName: cfg.NodeName, StateDir: a.path("network"), ClusterCIDR: cfg.ClusterCIDR, NodeIP: cfg.NodeIP, Logger: a.log.With("component", "network")}
+	ncfg := network.Config{NodeName: cfg.NodeName, StateDir: a.path("network"), ClusterCIDR: cfg.ClusterCIDR, ServiceCIDR: cfg.ServiceCIDR, NodeIP: cfg.NodeIP, Logger: a.log.With("component", "network")}
 	if cfg.Network != nil {
 		cfg.Network(&ncfg)
 	}
@@ -275,6 +296,10 @@ func (a *Agent) start(ctx context.Context, g *supervise.Group, cl *closers) erro
 	}
 	cl.add(nw.Close)
 	a.network = nw
+	if a.services, err = newServices(a); err != nil {
+		return fmt.Errorf("agent: services: %w", err)
+	}
+	a.services.start(g)
 	probes := make(chan kubelet.ProbeResult, 64)
 	pr, err := prober.New(prober.Config{Runtime: rt, Clock: a.clk, PodIP: nw.PodIP, Logger: a.log.With("component", "prober"),
 		OnUpdate: func(u prober.Update) {
@@ -292,6 +317,7 @@ func (a *Agent) start(ctx context.Context, g *supervise.Group, cl *closers) erro
 		NodeName: cfg.NodeName, PodsDir: a.path("pods"), Runtime: rt, Status: statuses, Objects: objs, Events: events,
 		Clock: a.clk, Logger: a.log.With("component", "kubelet"), HostIP: func() string { return hostIP },
 		SourcesReady: merger.SeenAllSources, Network: nw, Prober: pr, ProbeResults: probes,
+		ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
 		Admit: func(p *api.Pod, others []*api.Pod) (bool, string, string) { return em.Admit(p, others) },
 	})
 	if err != nil {
@@ -461,6 +487,7 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	sink := &readyNotifier{sink: a.network, ready: a.network.Ready, changed: a.triggerNodeStatus}
 	nodes := &network.NodeWatcher{Client: c, Sink: sink, Clock: a.clk, Logger: a.log.With("component", "network")}
 	g.Go("node-watcher", nodes.Run)
+	a.services.watch(g, c)
 
 	cert, fp, err := logs.EnsureServingCert(a.dir, a.cfg.NodeName, a.clk.Now())
 	if err != nil {

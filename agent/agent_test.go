@@ -88,6 +88,8 @@ func testNetwork(seed string) func(*network.Config) {
 	id := fmt.Sprintf("%08x", sum.Sum32())
 	return func(c *network.Config) {
 		c.Bridge, c.Table, c.NoOverlay = "skt"+id, "skifftest"+id, true
+		// In the real root namespace: no route for the service CIDR.
+		c.ServiceCIDR = ""
 	}
 }
 

@@ -88,6 +88,17 @@ func TestNodeAuthorizationRealTLS(t *testing.T) {
 		{"plain pod", "POST", "/api/v1/namespaces/default/pods", fmt.Sprintf(podOnJSON, "px", "a", "sa"), 403},
 		{"delete namespace", "DELETE", "/api/v1/namespaces/default", "", 403},
 		{"token admin", "GET", "/api/v1/skiff/tokens", "", 403},
+
+		// Services and EndpointSlices feed the node's proxy and DNS:
+		// readable everywhere, never writable.
+		{"all services", "GET", "/api/v1/services", "", 200},
+		{"a service", "GET", "/api/v1/namespaces/default/services/kubernetes", "", 200},
+		{"all endpointslices", "GET", "/apis/discovery.k8s.io/v1/endpointslices", "", 200},
+		{"create a service", "POST", "/api/v1/namespaces/default/services", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"evil"},"spec":{"ports":[{"port":80}]}}`, 403},
+		{"repoint the kubernetes service", "PATCH", "/api/v1/namespaces/default/services/kubernetes", `{"spec":{"selector":{"app":"evil"}}}`, 403},
+		{"delete an endpointslice", "DELETE", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes", "", 403},
+		{"write an endpointslice", "POST", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", `{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"evil"},"addressType":"IPv4","endpoints":[],"ports":[]}`, 403},
+		{"read endpoints", "GET", "/api/v1/namespaces/default/endpoints", "", 403},
 	}
 	for _, tt := range tests {
 		code, b := h.do(tt.method, tt.path, credA, tt.body)

@@ -108,6 +108,11 @@ type Config struct {
 	// ResolvConf is the host file pods' /etc/resolv.conf is made from
 	// [/etc/resolv.conf].
 	ResolvConf string
+	// ClusterDNS is the cluster DNS address pods with dnsPolicy
+	// ClusterFirst use ("": they use the host's resolvers, as Default);
+	// ClusterDomain its domain [cluster.local].
+	ClusterDNS    string
+	ClusterDomain string
 	// Allocatable stands in for unset limits in resourceFieldRef env.
 	Allocatable api.ResourceList
 
@@ -162,6 +167,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.ResolvConf == "" {
 		c.ResolvConf = "/etc/resolv.conf"
+	}
+	if c.ClusterDomain == "" {
+		c.ClusterDomain = "cluster.local"
 	}
 	if c.SourcesReady == nil {
 		c.SourcesReady = func() bool { return true }

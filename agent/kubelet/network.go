@@ -1,14 +1,11 @@
 package kubelet
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/skiffhq/skiff/agent/prober"
@@ -139,7 +136,7 @@ func (k *Kubelet) etcMounts(pod *api.Pod, mounts []runtime.Mount) ([]runtime.Mou
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("read %s: %w", k.cfg.ResolvConf, err)
 	}
-	if err := writeFileAtomic(resolvPath, resolvConf(hostResolv)); err != nil {
+	if err := writeFileAtomic(resolvPath, podResolvConf(pod, hostResolv, k.cfg.ClusterDNS, k.cfg.ClusterDomain)); err != nil {
 		return nil, err
 	}
 	taken := map[string]bool{}
@@ -164,25 +161,6 @@ func hostsFile(podIP, hostname string) []byte {
 	b.WriteString("fe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n")
 	if podIP != "" {
 		fmt.Fprintf(&b, "%s\t%s\n", podIP, hostname)
-	}
-	return b.Bytes()
-}
-
-// resolvConf is a pod's /etc/resolv.conf: the host's, without loopback
-// nameservers (a pod cannot reach the host's 127.0.0.53).
-func resolvConf(host []byte) []byte {
-	var b bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(host))
-	for sc.Scan() {
-		line := sc.Text()
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "nameserver" {
-			if a, err := netip.ParseAddr(f[1]); err == nil && a.IsLoopback() {
-				continue
-			}
-		}
-		b.WriteString(line)
-		b.WriteByte('\n')
 	}
 	return b.Bytes()
 }

@@ -27,6 +27,10 @@ type Config struct {
 	// ClusterCIDR is the whole pod network (the server's --cluster-cidr);
 	// pod traffic to it is not masqueraded. Default DefaultClusterCIDR.
 	ClusterCIDR string
+	// ServiceCIDR, when set, is routed onto the bridge, so the node
+	// reaches cluster IPs (DNATed on the way) even without a default
+	// route, as an offline edge node may have none.
+	ServiceCIDR string
 	// NodeIP is the local tunnel endpoint; when empty it is taken from the
 	// node's own Node (its InternalIP) in SetNodes.
 	NodeIP string
@@ -58,6 +62,11 @@ func (c *Config) Validate() error {
 	if c.ClusterCIDR != "" {
 		if p, err := netip.ParsePrefix(c.ClusterCIDR); err != nil || !p.Addr().Is4() {
 			errs = append(errs, fmt.Errorf("network config: cluster CIDR %q: want an IPv4 prefix", c.ClusterCIDR))
+		}
+	}
+	if c.ServiceCIDR != "" {
+		if p, err := netip.ParsePrefix(c.ServiceCIDR); err != nil || !p.Addr().Is4() {
+			errs = append(errs, fmt.Errorf("network config: service CIDR %q: want an IPv4 prefix", c.ServiceCIDR))
 		}
 	}
 	if c.NodeIP != "" {

@@ -10,7 +10,10 @@ import (
 	"github.com/skiffhq/skiff/api"
 )
 
-const testCluster = "10.244.0.0/16"
+const (
+	testCluster     = "10.244.0.0/16"
+	testServiceCIDR = "10.96.0.0/16"
+)
 
 // testHost is one simulated node: a namespace and its Manager.
 type testHost struct {
@@ -20,7 +23,7 @@ type testHost struct {
 
 func newManager(t testing.TB, h *testHost) *Manager {
 	t.Helper()
-	m, err := New(Config{NodeName: h.name, StateDir: h.stateDir, ClusterCIDR: testCluster, HostNetNS: h.ns})
+	m, err := New(Config{NodeName: h.name, StateDir: h.stateDir, ClusterCIDR: testCluster, ServiceCIDR: testServiceCIDR, HostNetNS: h.ns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +156,7 @@ func TestPodNetworkTwoHostsVXLANHostPortRealNetns(t *testing.T) {
 	if linkExists(t, a.ns, vethName(web.UID)) {
 		t.Fatal("web's veth still exists after teardown")
 	}
-	if tbl := nftTable(t, a.ns); strings.Contains(tbl, "dnat") || !strings.Contains(tbl, "masquerade") {
+	if tbl := nftTable(t, a.ns); strings.Contains(tbl, "dnat to") || !strings.Contains(tbl, "masquerade") {
 		t.Fatalf("after teardown the table should keep masquerade and lose every dnat:\n%s", tbl)
 	}
 	if body, err := curlIn(a.ns, "http://127.0.0.1:8080/"); err == nil {

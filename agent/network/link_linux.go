@@ -143,6 +143,12 @@ func setUpVeth(h *netlink.Handle, bridge string, mtu int, uid string, podNS netn
 	if err != nil {
 		return fmt.Errorf("find veth %s: %w", name, err)
 	}
+	// Hairpin: with br_netfilter loaded, a pod's packet DNATed back to
+	// the pod itself (its own Service) is bridged out of the port it came
+	// in on, which a bridge port allows only in hairpin mode.
+	if err := h.LinkSetHairpin(host, true); err != nil {
+		return fmt.Errorf("veth %s hairpin mode: %w", name, err)
+	}
 	if err := h.LinkSetUp(host); err != nil {
 		return fmt.Errorf("bring veth %s up: %w", name, err)
 	}
@@ -178,4 +184,18 @@ func strayVeths(h *netlink.Handle, keep map[string]bool) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// routeServices routes the service CIDR onto the bridge from the gateway
+// address (see Config.ServiceCIDR).
+func routeServices(h *netlink.Handle, bridge string, cidr netip.Prefix, gateway netip.Addr) error {
+	l, err := h.LinkByName(bridge)
+	if err != nil {
+		return fmt.Errorf("find bridge %s: %w", bridge, err)
+	}
+	r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: ipNet(cidr), Src: net.IP(gateway.AsSlice()), Scope: netlink.SCOPE_LINK}
+	if err := h.RouteReplace(r); err != nil {
+		return fmt.Errorf("route service CIDR %s to %s: %w", cidr, bridge, err)
+	}
+	return nil
 }

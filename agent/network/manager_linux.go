@@ -34,6 +34,8 @@ type Manager struct {
 	peers   []Peer
 	overErr error // last overlay failure
 	closed  bool
+
+	svc serviceProxy // its own lock: service syncs do not wait for pod set-ups
 }
 
 // New opens the host namespace and the allocation state. It changes
@@ -124,6 +126,11 @@ func (m *Manager) setPodCIDRLocked(cidr string) error {
 func (m *Manager) ensureLocked() error {
 	if err := ensureBridge(m.h, m.hostNS, m.cfg.Bridge, *m.sn); err != nil {
 		return fmt.Errorf("pod network: %w", err)
+	}
+	if m.cfg.ServiceCIDR != "" {
+		if err := routeServices(m.h, m.cfg.Bridge, netip.MustParsePrefix(m.cfg.ServiceCIDR).Masked(), m.sn.gateway); err != nil {
+			return fmt.Errorf("pod network: %w", err)
+		}
 	}
 	return m.syncRulesLocked()
 }
@@ -331,6 +338,11 @@ func (m *Manager) syncOverlayLocked() error {
 		return fmt.Errorf("overlay: %w", err)
 	}
 	if err := syncPeers(m.h, vx, m.peers); err != nil {
+		return fmt.Errorf("overlay: %w", err)
+	}
+	// A node port on 127.0.0.1 whose endpoint is on another node leaves
+	// through the vxlan device (masqueraded on the way).
+	if err := writeSysctl(m.hostNS, "net/ipv4/conf/"+m.cfg.VXLAN+"/route_localnet", "1"); err != nil {
 		return fmt.Errorf("overlay: %w", err)
 	}
 	return nil

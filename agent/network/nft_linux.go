@@ -80,9 +80,10 @@ type ruleInput struct {
 	nat     []natRule
 }
 
-// syncTable replaces skiff's nftables table in ns with one built from in,
-// in a single atomic batch (add, delete, add again: the delete cannot
-// fail on a missing table).
+// syncTable rewrites the chains of skiff's nftables table in ns that the
+// Manager owns (prerouting, output, postrouting, hostports) from in, in a
+// single atomic batch. The table and the service proxy's chains
+// (services_linux.go) stay: the Manager only jumps into "services".
 func syncTable(ns netns.NsHandle, in ruleInput) error {
 	c, err := nftables.New(nftables.WithNetNSFd(int(ns)))
 	if err != nil {
@@ -90,16 +91,20 @@ func syncTable(ns netns.NsHandle, in ruleInput) error {
 	}
 	t := &nftables.Table{Family: nftables.TableFamilyIPv4, Name: in.table}
 	c.AddTable(t)
-	c.DelTable(t)
-	c.AddTable(t)
 	policy := nftables.ChainPolicyAccept
 	pre := c.AddChain(&nftables.Chain{Name: "prerouting", Table: t, Type: nftables.ChainTypeNAT, Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityNATDest, Policy: &policy})
 	out := c.AddChain(&nftables.Chain{Name: "output", Table: t, Type: nftables.ChainTypeNAT, Hooknum: nftables.ChainHookOutput, Priority: nftables.ChainPriorityNATDest, Policy: &policy})
 	post := c.AddChain(&nftables.Chain{Name: "postrouting", Table: t, Type: nftables.ChainTypeNAT, Hooknum: nftables.ChainHookPostrouting, Priority: nftables.ChainPriorityNATSource, Policy: &policy})
 	hp := c.AddChain(&nftables.Chain{Name: "hostports", Table: t})
+	svc := c.AddChain(&nftables.Chain{Name: chainServices, Table: t}) // the proxy's; created empty if missing
+	for _, ch := range []*nftables.Chain{pre, out, post, hp} {
+		c.FlushChain(ch)
+	}
 
-	// traffic to one of the node's own addresses goes through hostports
+	// Service traffic first (cluster IPs, node ports), then hostPorts:
+	// traffic to one of the node's own addresses goes through hostports.
 	for _, ch := range []*nftables.Chain{pre, out} {
+		c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: []expr.Any{&expr.Verdict{Kind: expr.VerdictJump, Chain: svc.Name}}})
 		c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: []expr.Any{
 			&expr.Fib{Register: 1, FlagDADDR: true, ResultADDRTYPE: true},
 			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: nativeU32(unix.RTN_LOCAL)},
@@ -123,6 +128,32 @@ func syncTable(ns netns.NsHandle, in ruleInput) error {
 		c.AddRule(&nftables.Rule{Table: t, Chain: hp, Exprs: ex})
 	}
 
+	// What the service proxy marked is masqueraded (the mark cleared, so
+	// an encapsulated copy is not masqueraded again).
+	c.AddRule(&nftables.Rule{Table: t, Chain: post, Exprs: []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: nativeU32(MasqueradeMark), Xor: nativeU32(0)},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: nativeU32(0)},
+		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: nativeU32(^uint32(MasqueradeMark)), Xor: nativeU32(0)},
+		&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: 1},
+		&expr.Masq{},
+	}})
+	if in.podCIDR.IsValid() {
+		// A local pod's DNATed traffic (a Service or hostPort) sent back
+		// onto the bridge: the backend would answer the pod directly
+		// over the bridge, past the reverse NAT, so masquerade it to the
+		// gateway. This covers a pod reaching its own Service (hairpin).
+		ex := []expr.Any{
+			&expr.Ct{Register: 1, Key: expr.CtKeySTATUS},
+			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: nativeU32(ctStatusDstNAT), Xor: nativeU32(0)},
+			&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: nativeU32(0)},
+			&expr.Meta{Key: expr.MetaKeyOIFNAME, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ifname(in.bridge)},
+		}
+		ex = append(ex, prefixMatch(12, in.podCIDR, expr.CmpOpEq)...)
+		c.AddRule(&nftables.Rule{Table: t, Chain: post, Exprs: append(ex, &expr.Masq{})})
+	}
 	// 127.0.0.1:hostPort DNATed to a pod: the pod cannot answer a
 	// loopback source, so masquerade it to the gateway.
 	c.AddRule(&nftables.Rule{Table: t, Chain: post, Exprs: append(
@@ -158,6 +189,9 @@ func deleteTable(ns netns.NsHandle, name string) error {
 	}
 	return nil
 }
+
+// ctStatusDstNAT is conntrack's IPS_DST_NAT status bit.
+const ctStatusDstNAT = 0x20
 
 // ipField loads 4 bytes of the IPv4 header at offset (12 saddr, 16
 // daddr) into register 1.

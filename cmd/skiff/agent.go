@@ -25,7 +25,9 @@ type agentFlags struct {
 	token       string
 	dataDir     string
 	clusterCIDR string
-	values      map[string]*string
+	// service settings, the server's own
+	serviceCIDR, clusterDNS, clusterDomain string
+	values                                 map[string]*string
 }
 
 func newAgentFlagSet(out io.Writer) (*flag.FlagSet, *agentFlags) {
@@ -38,6 +40,9 @@ func newAgentFlagSet(out io.Writer) (*flag.FlagSet, *agentFlags) {
 	fs.StringVar(&f.token, "token", "", "join token (SKF1.…); not needed once joined")
 	fs.StringVar(&f.dataDir, "data-dir", server.DefaultDataDir, "state directory; the agent's is <data-dir>/agent")
 	fs.StringVar(&f.clusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "the cluster's pod network (the server's --cluster-cidr)")
+	fs.StringVar(&f.serviceCIDR, "service-cidr", server.DefaultServiceCIDR, "the cluster's Service addresses (the server's --service-cidr)")
+	fs.StringVar(&f.clusterDNS, "cluster-dns", server.DefaultClusterDNS, "the cluster DNS address this agent serves (the server's --cluster-dns)")
+	fs.StringVar(&f.clusterDomain, "cluster-domain", server.DefaultClusterDomain, "the cluster DNS domain (the server's --cluster-domain)")
 	for _, a := range agentFlagDefaults {
 		f.values[a.name] = fs.String(a.name, a.def, a.usage)
 	}
@@ -100,6 +105,7 @@ func runAgent(ctx context.Context, env *cliEnv, args []string) error {
 		return usageError{err.Error()}
 	}
 	cfg.Server, cfg.Token, cfg.ClusterCIDR = f.server, f.token, f.clusterCIDR
+	cfg.ServiceCIDR, cfg.ClusterDNS, cfg.ClusterDomain = f.serviceCIDR, f.clusterDNS, f.clusterDomain
 	cfg.Logger = slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
 	return agent.Run(ctx, cfg)
 }

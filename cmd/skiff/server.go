@@ -169,6 +169,7 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	acfg.Logger = log.With("component", "agent")
 	acfg.ClusterCIDR = f.cfg.ClusterCIDR
+	acfg.ServiceCIDR, acfg.ClusterDNS, acfg.ClusterDomain = f.cfg.ServiceCIDR, f.cfg.ClusterDNS, f.cfg.ClusterDomain
 	// The server and its local agent run under one supervisor: the
 	// first that fails stops the other, and its error is the exit
 	// status.

@@ -156,3 +156,16 @@ func TestKubernetesService(t *testing.T) {
 		t.Errorf("kubernetes endpoint = %s; want 192.0.2.10", got)
 	}
 }
+
+func TestServiceStatusIsASubresource(t *testing.T) {
+	h := newHarness(t)
+	s, _ := h.createService("lb", `,"type":"LoadBalancer"},"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.9"}]}`, http.StatusCreated)
+	if len(s.Status.LoadBalancer.Ingress) != 0 {
+		t.Errorf("create kept a client's status %+v; want it reset", s.Status)
+	}
+	code, b := h.do(http.MethodPatch, svcPath+"/lb/status", "application/merge-patch+json", `{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.9"}]}}}`)
+	var got api.Service
+	if code != 200 || json.Unmarshal(b, &got) != nil || len(got.Status.LoadBalancer.Ingress) != 1 || got.Spec.ClusterIP != s.Spec.ClusterIP {
+		t.Errorf("PATCH status = %d %s; want the ingress stored and the spec kept", code, b)
+	}
+}

@@ -39,6 +39,8 @@ func prepareForCreate(obj api.Object, now time.Time) {
 		o.Status = api.CronJobStatus{}
 	case *api.Namespace:
 		o.Status = api.NamespaceStatus{}
+	case *api.Service:
+		o.Status = api.ServiceStatus{}
 	case *api.Secret:
 		mergeStringData(o)
 	}
@@ -110,6 +112,8 @@ func copyStatus(dst, src api.Object) {
 		d.Status = src.(*api.Job).Status
 	case *api.CronJob:
 		d.Status = src.(*api.CronJob).Status
+	case *api.Service:
+		d.Status = src.(*api.Service).Status
 	}
 }
 
@@ -137,6 +141,8 @@ func specJSON(o api.Object) any {
 	case *api.CronJob:
 		spec = x.Spec
 	case *api.Namespace:
+		spec = x.Spec
+	case *api.Service:
 		spec = x.Spec
 	default:
 		return struct{}{}

@@ -1,6 +1,6 @@
 // Package controllers holds skiff's built-in controllers, the parts of
 // kube-controller-manager an edge fleet relies on: node lifecycle,
-// Deployment, DaemonSet and garbage collection.
+// Deployment, DaemonSet, endpoints and garbage collection.
 //
 // # Shape
 //
@@ -37,6 +37,11 @@
 //   - Garbage collection (gc.go): dependents of deleted owners, pods bound
 //     to deleted nodes, terminated pods beyond a threshold, and periodic
 //     sweeps the server hands in (expired join tokens and events).
+//   - Endpoints (endpoints.go, endpoints_plan.go): for every Service with
+//     a selector, an Endpoints object and EndpointSlices (at most 100
+//     endpoints each, ready/serving/terminating conditions) of the pods it
+//     selects; planSlices keeps endpoints where they are so a pod change
+//     rewrites one slice.
 //
 // Time comes from Config.Clock; tests step a fake clock.
 //

@@ -105,3 +105,20 @@ func squash(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestSharedServiceManifestsApply applies the Kubernetes documentation's
+// Deployment-plus-Service examples with plain kubectl apply.
+func TestSharedServiceManifestsApply(t *testing.T) {
+	t.Parallel()
+	c := start(t)
+	ns := c.namespace(t)
+	for _, f := range []string{"run-my-nginx.yaml", "nginx-svc.yaml"} {
+		out := c.ok(t, "apply", "-n", ns, "-f", "../../../shared/manifests/"+f)
+		if !strings.Contains(out, "created") {
+			t.Errorf("kubectl apply -f %s = %q; want created", f, out)
+		}
+	}
+	if got := c.ok(t, "get", "svc", "my-nginx", "-n", ns, "-o", "jsonpath={.spec.type} {.spec.ports[0].targetPort}"); got != "ClusterIP 80" {
+		t.Errorf("my-nginx service = %q; want ClusterIP with targetPort 80", got)
+	}
+}

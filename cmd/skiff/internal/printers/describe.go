@@ -34,6 +34,8 @@ func Describe(w io.Writer, obj api.Object, events []api.Event, now time.Time) er
 		d.namespace(o)
 	case *api.ConfigMap:
 		d.configMap(o)
+	case *api.Service:
+		d.service(o)
 	case *api.Secret:
 		d.secret(o)
 		return d.flushTo(w) // kubectl shows no events for secrets
