@@ -228,6 +228,9 @@ func (s *Store) maintainLoop() {
 			if err := s.checkpoint(s.bgCtx); err != nil && s.bgCtx.Err() == nil {
 				s.log.Warn("background checkpoint failed", "err", err)
 			}
+			if err := s.reserve.ensure(); err != nil {
+				s.log.Debug("space reserve not restored yet", "err", err)
+			}
 		}
 	}
 }

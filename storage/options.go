@@ -66,6 +66,11 @@ type Options struct {
 	WatchCacheSize int
 	// ReadConns is the size of the read connection pool. Default 4.
 	ReadConns int
+	// ReserveBytes is the size of the space reserve, a file beside the
+	// database (<Path>.reserve) that writes under UseReserve may free
+	// when the disk is full. Default DefaultReserveBytes; negative keeps
+	// no reserve.
+	ReserveBytes int64
 }
 
 // Validate reports every field that is out of range. Zero values are
@@ -128,6 +133,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReadConns == 0 {
 		o.ReadConns = DefaultReadConns
+	}
+	if o.ReserveBytes == 0 {
+		o.ReserveBytes = DefaultReserveBytes
 	}
 	return o
 }

@@ -51,6 +51,7 @@ type Store struct {
 	bgCancel   context.CancelFunc
 	compactMu  sync.Mutex // one compaction at a time
 	keyLocks   keyLocks   // GuaranteedUpdate takes turns per key
+	reserve    reserve    // space freed for deletes on a full disk
 
 	lifeMu sync.RWMutex // readers hold it shared; Close exclusively
 	closed bool         // guarded by lifeMu
@@ -85,6 +86,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		closing:    make(chan struct{}),
 		writerDone: make(chan struct{}),
 		loopsDone:  make(chan struct{}),
+		reserve:    reserve{path: path + reserveSuffix, size: opts.ReserveBytes},
 	}
 	for _, r := range api.Resources() {
 		s.resources[r.Resource] = &r
@@ -95,6 +97,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			s.log.Warn("closing after failed open", "err", cerr)
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := s.reserve.ensure(); err != nil {
+		// A full disk must not stop the store from opening: reads work,
+		// and the maintenance loop tries again.
+		s.log.Warn("no space reserve", "err", err)
 	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	go s.writeLoop()
