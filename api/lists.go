@@ -33,4 +33,10 @@ type (
 	ConfigMapList  = List[ConfigMap]
 	DeploymentList = List[Deployment]
 	DaemonSetList  = List[DaemonSet]
+
+	ServiceAccountList     = List[ServiceAccount]
+	RoleList               = List[Role]
+	RoleBindingList        = List[RoleBinding]
+	ClusterRoleList        = List[ClusterRole]
+	ClusterRoleBindingList = List[ClusterRoleBinding]
 )

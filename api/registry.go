@@ -1,5 +1,8 @@
 package api
 
+// GroupRBAC is the API group of roles and bindings.
+const GroupRBAC = "rbac.authorization.k8s.io"
+
 // ResourceInfo describes one kind of object the API serves: its names for
 // URLs and discovery, whether it is namespaced, and how to make an empty one.
 type ResourceInfo struct {
@@ -41,6 +44,11 @@ func Resources() []ResourceInfo {
 		{Version: "v1", Resource: "configmaps", Singular: "configmap", Kind: "ConfigMap", ShortNames: []string{"cm"}, Namespaced: true, New: func() Object { return &ConfigMap{} }},
 		{Group: "apps", Version: "v1", Resource: "deployments", Singular: "deployment", Kind: "Deployment", ShortNames: []string{"deploy"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &Deployment{} }},
 		{Group: "apps", Version: "v1", Resource: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", ShortNames: []string{"ds"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &DaemonSet{} }},
+		{Version: "v1", Resource: "serviceaccounts", Singular: "serviceaccount", Kind: "ServiceAccount", ShortNames: []string{"sa"}, Namespaced: true, New: func() Object { return &ServiceAccount{} }},
+		{Group: GroupRBAC, Version: "v1", Resource: "roles", Singular: "role", Kind: "Role", Namespaced: true, New: func() Object { return &Role{} }},
+		{Group: GroupRBAC, Version: "v1", Resource: "rolebindings", Singular: "rolebinding", Kind: "RoleBinding", Namespaced: true, New: func() Object { return &RoleBinding{} }},
+		{Group: GroupRBAC, Version: "v1", Resource: "clusterroles", Singular: "clusterrole", Kind: "ClusterRole", New: func() Object { return &ClusterRole{} }},
+		{Group: GroupRBAC, Version: "v1", Resource: "clusterrolebindings", Singular: "clusterrolebinding", Kind: "ClusterRoleBinding", New: func() Object { return &ClusterRoleBinding{} }},
 	}
 }
 
@@ -94,6 +102,16 @@ func ResourceOf(obj Object) (ResourceInfo, bool) {
 		kind = "Deployment"
 	case *DaemonSet:
 		kind = "DaemonSet"
+	case *ServiceAccount:
+		kind = "ServiceAccount"
+	case *Role:
+		kind = "Role"
+	case *RoleBinding:
+		kind = "RoleBinding"
+	case *ClusterRole:
+		kind = "ClusterRole"
+	case *ClusterRoleBinding:
+		kind = "ClusterRoleBinding"
 	default:
 		return ResourceInfo{}, false
 	}

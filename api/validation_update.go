@@ -54,6 +54,14 @@ func ValidateUpdate(obj, old Object) FieldErrors {
 		errs = append(errs, validateSelectorUpdate(o.Spec.Selector, old.(*Deployment).Spec.Selector)...)
 	case *DaemonSet:
 		errs = append(errs, validateSelectorUpdate(o.Spec.Selector, old.(*DaemonSet).Spec.Selector)...)
+	case *RoleBinding:
+		if o.RoleRef != old.(*RoleBinding).RoleRef {
+			errs = append(errs, Invalid(NewPath("roleRef"), nil, "cannot change roleRef"))
+		}
+	case *ClusterRoleBinding:
+		if o.RoleRef != old.(*ClusterRoleBinding).RoleRef {
+			errs = append(errs, Invalid(NewPath("roleRef"), nil, "cannot change roleRef"))
+		}
 	}
 	if len(errs) == 0 {
 		return nil

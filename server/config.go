@@ -27,15 +27,17 @@ const (
 
 // File names under <data-dir>/server/.
 const (
-	serverDirName      = "server"
-	tlsDirName         = "tls"
-	stateDBName        = "state.db"
-	adminTokenName     = "admin.token"
-	joinTokenName      = "join.token"
-	clientConfigName   = "skiff.yaml"
-	kubeconfigName     = "kubeconfig.yaml"
-	sqliteScheme       = "sqlite://"
-	maxClusterCIDRBits = 24 // one /24 per node
+	serverDirName    = "server"
+	tlsDirName       = "tls"
+	stateDBName      = "state.db"
+	adminTokenName   = "admin.token"
+	joinTokenName    = "join.token"
+	clientConfigName = "skiff.yaml"
+	kubeconfigName   = "kubeconfig.yaml"
+	// serviceAccountKeyName signs service account tokens (0600).
+	serviceAccountKeyName = "serviceaccount.key"
+	sqliteScheme          = "sqlite://"
+	maxClusterCIDRBits    = 24 // one /24 per node
 )
 
 // Config is what Run needs. Build it in cmd from flags, check it with

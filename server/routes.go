@@ -49,7 +49,13 @@ func (s *server) routes() http.Handler {
 			r.Post("/", s.createToken)
 			r.Delete("/{id}", s.deleteToken)
 		})
-		r.With(requireAdminFor("read metrics")).Get("/metrics", s.metrics.serveHTTP)
+		// /metrics is for the admin and for roles granting the
+		// nonResourceURL /metrics.
+		r.With(s.requireNonResource("get")).Get("/metrics", s.metrics.serveHTTP)
+		// The self reviews: any authenticated identity may ask about
+		// itself (system:basic-user).
+		r.Post(selfSubjectAccessReviewPath, s.serveSelfSubjectAccessReview)
+		r.Post(selfSubjectReviewPath, s.serveSelfSubjectReview)
 		r.With(requireAdminFor("read node usage")).Get("/api/v1/skiff/nodes/{name}/usage", s.nodeUsage)
 		r.Post(HeartbeatPath, s.heartbeat)
 		r.With(requireAdminFor("back up the store")).Get(backupPath, s.backup)

@@ -48,6 +48,7 @@ type server struct {
 	store       *storage.Store
 	api         *apiserver.Server
 	tokens      *auth.Tokens
+	saTokens    *auth.ServiceAccountTokens
 	ca          *tlsutil.CA
 	cert        *tlsutil.ServerCert
 	joinLimiter *auth.Limiter
@@ -131,6 +132,8 @@ func (s *server) setup(ctx context.Context) error {
 	proxy := &logProxy{store: st, cert: clientCert, log: s.log.With("component", "logs")}
 	s.api, err = apiserver.New(apiserver.Config{
 		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource, Admit: s.admit,
+		Subresources: []apiserver.ExtraSubresource{s.tokenRequestSubresource()},
+		Virtual:      reviewResources(),
 		Events: s.events, Liveness: s.liveness, Logs: proxy.serve,
 	})
 	if err != nil {
@@ -170,6 +173,16 @@ func (s *server) setup(ctx context.Context) error {
 		return err
 	}
 	if _, err := s.tokens.EnsureDefaultJoinToken(ctx, cfg.path(joinTokenName)); err != nil {
+		return err
+	}
+	saKey, err := auth.EnsureSigningKey(cfg.path(serviceAccountKeyName))
+	if err != nil {
+		return err
+	}
+	if s.saTokens, err = auth.NewServiceAccountTokens(saKey, s.clk, s.serviceAccountUID); err != nil {
+		return err
+	}
+	if err := s.ensureDefaultRBAC(ctx); err != nil {
 		return err
 	}
 	s.ctrl, err = controllers.New(controllers.Config{

@@ -50,9 +50,14 @@ type subresource struct {
 }
 
 // subresourcesOf lists the subresources ServeResource answers for res.
-func subresourcesOf(res *api.ResourceInfo) []subresource {
+func subresourcesOf(res *api.ResourceInfo, extra []ExtraSubresource) []subresource {
 	self := groupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
 	var out []subresource
+	for _, e := range extra {
+		if e.Resource == res.Resource {
+			out = append(out, subresource{name: e.Name, kind: groupVersionKind{Group: e.Group, Version: e.Version, Kind: e.Kind}, verbs: e.Verbs})
+		}
+	}
 	if res.Resource == "deployments" {
 		out = append(out, subresource{name: subScale, kind: groupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, verbs: []string{"get", "patch", "update"}})
 	}
@@ -246,9 +251,14 @@ type discovery struct {
 // newDiscovery renders the documents for resources. Within a group
 // version resources are sorted by name, as Kubernetes lists them; this is
 // the order kubectl get all prints them in.
-func newDiscovery(resources []api.ResourceInfo) (*discovery, error) {
+func newDiscovery(resources []api.ResourceInfo, extra []ExtraSubresource, virtual []VirtualResource) (*discovery, error) {
 	d := &discovery{plain: map[string]document{}, aggregated: map[string]map[string]document{}}
+	verbsOf := map[string][]string{} // by group/resource, for virtual ones
 	resources = slices.Clone(resources)
+	for _, v := range virtual {
+		resources = append(resources, v.Info)
+		verbsOf[v.Info.Group+"/"+v.Info.Resource] = v.Verbs
+	}
 	slices.SortStableFunc(resources, func(a, b api.ResourceInfo) int { return strings.Compare(a.Resource, b.Resource) })
 	type gv struct{ group, version string }
 	var order []gv
@@ -262,9 +272,13 @@ func newDiscovery(resources []api.ResourceInfo) (*discovery, error) {
 			lists[k] = &apiResourceList{Kind: "APIResourceList", APIVersion: "v1", GroupVersion: res.GroupVersion(), Resources: []apiResource{}}
 			aggs[k] = &apiVersionDiscovery{Version: res.Version, Freshness: "Current"}
 		}
+		verbs := resourceVerbs
+		if v, ok := verbsOf[res.Group+"/"+res.Resource]; ok {
+			verbs = v
+		}
 		lists[k].Resources = append(lists[k].Resources, apiResource{
 			Name: res.Resource, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
-			Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			Verbs: verbs, ShortNames: res.ShortNames, Categories: res.Categories,
 		})
 		scope := "Cluster"
 		if res.Namespaced {
@@ -272,9 +286,9 @@ func newDiscovery(resources []api.ResourceInfo) (*discovery, error) {
 		}
 		ar := apiResourceDiscovery{
 			Resource: res.Resource, ResponseKind: groupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind},
-			Scope: scope, SingularResource: res.Singular, Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			Scope: scope, SingularResource: res.Singular, Verbs: verbs, ShortNames: res.ShortNames, Categories: res.Categories,
 		}
-		for _, sub := range subresourcesOf(res) {
+		for _, sub := range subresourcesOf(res, extra) {
 			ar.Subresources = append(ar.Subresources, apiSubresourceDiscovery{Subresource: sub.name, ResponseKind: sub.kind, Verbs: sub.verbs})
 			pr := apiResource{Name: res.Resource + "/" + sub.name, Namespaced: res.Namespaced, Kind: sub.kind.Kind, Verbs: sub.verbs}
 			if sub.kind.Group != res.Group || sub.kind.Version != res.Version {
