@@ -44,7 +44,11 @@ func readReviewBody(r *http.Request, into any) error {
 	if len(b) > 64<<10 {
 		return api.NewStatusError(http.StatusRequestEntityTooLarge, api.StatusReasonRequestEntityTooLarge, "the request body is larger than 64 KiB")
 	}
-	if err := api.Decode(b, into); err != nil {
+	if err := apiserver.DecodeBody(r, b, into); err != nil {
+		var se *api.StatusError
+		if errors.As(err, &se) {
+			return se
+		}
 		return api.NewBadRequest("%v", err)
 	}
 	return nil
@@ -63,6 +67,12 @@ func (s *server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Req
 	case spec.ResourceAttributes != nil:
 		ra := spec.ResourceAttributes
 		a = auth.Attributes{Verb: ra.Verb, APIGroup: ra.Group, Resource: ra.Resource, Subresource: ra.Subresource, Namespace: ra.Namespace, Name: ra.Name}
+		if clusterScoped(ra.Group, ra.Resource) {
+			a.Namespace = "" // as a real request on it would be
+		}
+		if a.APIGroup == "" && a.Resource == "namespaces" && a.Name != "" {
+			a.Namespace = a.Name
+		}
 	case spec.NonResourceAttributes != nil:
 		a = auth.Attributes{Verb: spec.NonResourceAttributes.Verb, NonResource: true, Path: spec.NonResourceAttributes.Path}
 	default:
@@ -84,7 +94,12 @@ func (s *server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Req
 			return
 		}
 	}
-	rev.Status = api.SubjectAccessReviewStatus{Allowed: ok, Reason: reason}
+	rev.Status = api.SubjectAccessReviewStatus{Allowed: ok}
+	if ok {
+		// As Kubernetes' RBAC, a refusal carries no reason (kubectl
+		// prints a bare "no").
+		rev.Status.Reason = reason
+	}
 	rev.TypeMeta = api.TypeMeta{APIVersion: groupAuthorization + "/v1", Kind: "SelfSubjectAccessReview"}
 	rev.CreationTimestamp = api.NewTime(s.clk.Now())
 	writeJSON(w, http.StatusCreated, &rev)
@@ -172,4 +187,14 @@ func asStatus(err error) *api.StatusError {
 		return se
 	}
 	return api.NewStatusError(http.StatusInternalServerError, api.StatusReasonInternalError, "internal error")
+}
+
+// clusterScoped reports a resource skiff serves that is not namespaced.
+func clusterScoped(group, resource string) bool {
+	for _, r := range api.Resources() {
+		if r.Group == group && r.Resource == resource {
+			return !r.Namespaced
+		}
+	}
+	return false
 }

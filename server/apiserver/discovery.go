@@ -259,7 +259,20 @@ func newDiscovery(resources []api.ResourceInfo, extra []ExtraSubresource, virtua
 		resources = append(resources, v.Info)
 		verbsOf[v.Info.Group+"/"+v.Info.Resource] = v.Verbs
 	}
-	slices.SortStableFunc(resources, func(a, b api.ResourceInfo) int { return strings.Compare(a.Resource, b.Resource) })
+	// Groups are listed in registry order (core, apps, then the rest);
+	// resources within a group version by name.
+	groupRank := map[string]int{}
+	for _, r := range resources {
+		if _, ok := groupRank[r.GroupVersion()]; !ok {
+			groupRank[r.GroupVersion()] = len(groupRank)
+		}
+	}
+	slices.SortStableFunc(resources, func(a, b api.ResourceInfo) int {
+		if ga, gb := groupRank[a.GroupVersion()], groupRank[b.GroupVersion()]; ga != gb {
+			return ga - gb
+		}
+		return strings.Compare(a.Resource, b.Resource)
+	})
 	type gv struct{ group, version string }
 	var order []gv
 	lists := map[gv]*apiResourceList{}

@@ -27,14 +27,19 @@ type fuzzServer struct {
 // fuzzSeeds are valid objects, one per resource, stored before fuzzing.
 // Their names are what FuzzUpdate and FuzzPatch address.
 var fuzzSeeds = map[string]string{
-	"namespaces":  `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fz"}}`,
-	"nodes":       `{"apiVersion":"v1","kind":"Node","metadata":{"name":"fz"},"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-11-21T12:00:00Z"}]}}`,
-	"pods":        `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fz","labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`,
-	"events":      `{"apiVersion":"v1","kind":"Event","metadata":{"name":"fz"},"involvedObject":{"kind":"Pod","name":"fz","namespace":"default"},"reason":"Started","message":"m","type":"Normal"}`,
-	"secrets":     `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"fz"},"data":{"k":"dg=="}}`,
-	"configmaps":  `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fz"},"data":{"k":"v"}}`,
-	"deployments": `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"fz"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
-	"daemonsets":  `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"fz"},"spec":{"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
+	"namespaces":          `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fz"}}`,
+	"nodes":               `{"apiVersion":"v1","kind":"Node","metadata":{"name":"fz"},"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-11-21T12:00:00Z"}]}}`,
+	"pods":                `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fz","labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`,
+	"events":              `{"apiVersion":"v1","kind":"Event","metadata":{"name":"fz"},"involvedObject":{"kind":"Pod","name":"fz","namespace":"default"},"reason":"Started","message":"m","type":"Normal"}`,
+	"secrets":             `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"fz"},"data":{"k":"dg=="}}`,
+	"configmaps":          `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fz"},"data":{"k":"v"}}`,
+	"deployments":         `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"fz"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
+	"daemonsets":          `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"fz"},"spec":{"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
+	"serviceaccounts":     `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"fz"}}`,
+	"roles":               `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"fz"},"rules":[{"verbs":["get"],"apiGroups":[""],"resources":["pods"]}]}`,
+	"clusterroles":        `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"fz"},"rules":[{"verbs":["get"],"nonResourceURLs":["/metrics"]}]}`,
+	"rolebindings":        `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"fz"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"fz"},"subjects":[{"kind":"ServiceAccount","name":"fz","namespace":"default"}]}`,
+	"clusterrolebindings": `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"fz"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"fz"},"subjects":[{"kind":"Group","apiGroup":"rbac.authorization.k8s.io","name":"fz"}]}`,
 }
 
 // fuzzContentTypes seed the content-type argument; the fuzzer mutates

@@ -33,8 +33,8 @@ func (h *harness) openAPIRoot() map[string]map[string]string {
 func TestOpenAPIRootAndCaching(t *testing.T) {
 	h := newHarness(t)
 	paths := h.openAPIRoot()
-	if len(paths) != 2 {
-		t.Fatalf("/openapi/v3 paths = %v; want api/v1 and apis/apps/v1", paths)
+	if paths["api/v1"] == nil || paths["apis/apps/v1"] == nil {
+		t.Fatalf("/openapi/v3 paths = %v; want api/v1 and apis/apps/v1 among them", paths)
 	}
 	url := paths["api/v1"]["serverRelativeURL"]
 	if !strings.HasPrefix(url, "/openapi/v3/api/v1?hash=") {
