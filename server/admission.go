@@ -3,8 +3,8 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/skiffhq/skiff/api"

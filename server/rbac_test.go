@@ -233,4 +233,3 @@ func (h *harness) serviceAccountWith(admin, ns, name, kind, role string) string 
 	}
 	return tr.Status.Token
 }
-

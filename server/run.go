@@ -134,7 +134,7 @@ func (s *server) setup(ctx context.Context) error {
 		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource, Admit: s.admit,
 		Subresources: []apiserver.ExtraSubresource{s.tokenRequestSubresource()},
 		Virtual:      reviewResources(),
-		Events: s.events, Liveness: s.liveness, Logs: proxy.serve,
+		Events:       s.events, Liveness: s.liveness, Logs: proxy.serve,
 	})
 	if err != nil {
 		return err
