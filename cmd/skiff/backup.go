@@ -94,7 +94,7 @@ func runServerBackup(ctx context.Context, env *cliEnv, args []string) error {
 	if _, err := os.Stat(db); err != nil {
 		return fmt.Errorf("no store to back up: %w", err)
 	}
-	st, err := storage.Open(ctx, storage.Options{Path: db, CompactInterval: -1, CheckpointInterval: -1})
+	st, err := storage.Open(ctx, storage.Options{Path: db, CompactInterval: -1, CheckpointInterval: -1, ReserveBytes: -1})
 	switch {
 	case errors.Is(err, storage.ErrLocked):
 		if err := onlineBackup(ctx, filepath.Join(filepath.Dir(db), "skiff.yaml"), f.file); err != nil {
@@ -173,7 +173,7 @@ func runServerRestore(ctx context.Context, env *cliEnv, args []string) error {
 	// while it is swapped, and refuses to restore under a running one.
 	var cur *storage.Store
 	if _, err := os.Stat(db); err == nil {
-		cur, err = storage.Open(ctx, storage.Options{Path: db, CompactInterval: -1, CheckpointInterval: -1})
+		cur, err = storage.Open(ctx, storage.Options{Path: db, CompactInterval: -1, CheckpointInterval: -1, ReserveBytes: -1})
 		if errors.Is(err, storage.ErrLocked) {
 			return fmt.Errorf("a server is using %s: stop it first (systemctl stop skiff-server), then restore", db)
 		}
@@ -256,7 +256,7 @@ func stageBackup(ctx context.Context, from, tmp string) (rev int64, err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	st, err := storage.Open(ctx, storage.Options{Path: tmp, CompactInterval: -1, CheckpointInterval: -1})
+	st, err := storage.Open(ctx, storage.Options{Path: tmp, CompactInterval: -1, CheckpointInterval: -1, ReserveBytes: -1})
 	if err != nil {
 		return 0, err
 	}

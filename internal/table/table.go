@@ -174,7 +174,7 @@ func layoutFor(kind string) (layout, bool) {
 			col("Age", "string", descAge),
 		}}, true
 	}
-	return layout{}, false
+	return rbacLayoutFor(kind)
 }
 
 // typed adapts a row function of one concrete type to layout.row,

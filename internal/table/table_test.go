@@ -39,6 +39,12 @@ func TestColumns(t *testing.T) {
 		"Secret":     {name, s("Type"), s("Data"), s("Age")},
 		"ConfigMap":  {name, s("Data"), s("Age")},
 		"Namespace":  {name, s("Status"), s("Age")},
+
+		"ServiceAccount":     {name, s("Secrets"), s("Age")},
+		"Role":               {name, c{"Created At", "date", "", 0}},
+		"ClusterRole":        {name, c{"Created At", "date", "", 0}},
+		"RoleBinding":        {name, s("Role"), s("Age"), w("Users"), w("Groups"), w("ServiceAccounts")},
+		"ClusterRoleBinding": {name, s("Role"), s("Age"), w("Users"), w("Groups"), w("ServiceAccounts")},
 	}
 	for _, res := range api.Resources() {
 		want, ok := tests[res.Kind]
@@ -152,6 +158,10 @@ func TestForRows(t *testing.T) {
 			Data: map[string]string{"a": ""}, BinaryData: map[string][]byte{"b": nil}}, []any{"c", int64(2), "15m"}},
 		{"namespaces", &api.Namespace{ObjectMeta: meta("", "scratch", 0), Status: api.NamespaceStatus{Phase: "Terminating"}},
 			[]any{"scratch", "Terminating", "0s"}},
+		{"rolebindings", &api.RoleBinding{ObjectMeta: meta("team", "rb", time.Hour),
+			RoleRef:  api.RoleRef{Kind: "ClusterRole", Name: "view"},
+			Subjects: []api.Subject{{Kind: "ServiceAccount", Name: "alice", Namespace: "team"}, {Kind: "User", Name: "bob"}, {Kind: "Group", Name: "ops"}}},
+			[]any{"rb", "ClusterRole/view", "60m", "bob", "ops", "team/alice"}},
 	}
 	for _, tc := range tests {
 		tbl, err := For(mustResource(t, tc.resource), []api.Object{tc.obj}, now)
