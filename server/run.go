@@ -17,6 +17,7 @@ import (
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
+	"github.com/skiffhq/skiff/server/encryption"
 	"github.com/skiffhq/skiff/server/controllers"
 	"github.com/skiffhq/skiff/server/events"
 	"github.com/skiffhq/skiff/server/ipam"
@@ -116,11 +117,22 @@ func (s *server) setup(ctx context.Context) error {
 	s.ca, s.cert = ca, cert
 
 	dbPath, _ := sqlitePath(cfg.Datastore) // checked by Validate
-	st, err := storage.Open(ctx, storage.Options{Path: dbPath, Clock: s.clk, Logger: s.log.With("component", "storage")})
+	keys, err := encryption.Load(cfg.path(encryption.FileName))
+	if err != nil {
+		return err
+	}
+	st, err := storage.Open(ctx, storage.Options{Path: dbPath, Clock: s.clk, Logger: s.log.With("component", "storage"), Sealer: keys})
 	if err != nil {
 		return fmt.Errorf("open datastore %s: %w", dbPath, err)
 	}
 	s.store = st
+	// Secrets stored before encryption was on are sealed now; nothing is
+	// written when all are.
+	if n, err := st.Reseal(ctx); err != nil {
+		return fmt.Errorf("encrypt secrets at rest: %w", err)
+	} else if n > 0 {
+		s.log.Info("encrypted stored secrets", "values", n)
+	}
 	s.events = events.NewSink(st, s.clk, events.DefaultTTL, s.log.With("component", "events"))
 	s.liveness = apiserver.NewLiveness()
 	// The server's client certificate for agents' log endpoints: fresh

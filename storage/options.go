@@ -71,6 +71,10 @@ type Options struct {
 	// when the disk is full. Default DefaultReserveBytes; negative keeps
 	// no reserve.
 	ReserveBytes int64
+	// Sealer, when set, encrypts the stored values of SealedResources
+	// (default: secrets); see Sealer.
+	Sealer          Sealer
+	SealedResources []string
 }
 
 // Validate reports every field that is out of range. Zero values are
@@ -136,6 +140,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReserveBytes == 0 {
 		o.ReserveBytes = DefaultReserveBytes
+	}
+	if o.Sealer != nil && len(o.SealedResources) == 0 {
+		o.SealedResources = []string{"secrets"}
 	}
 	return o
 }

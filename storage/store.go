@@ -52,6 +52,7 @@ type Store struct {
 	compactMu  sync.Mutex // one compaction at a time
 	keyLocks   keyLocks   // GuaranteedUpdate takes turns per key
 	reserve    reserve    // space freed for deletes on a full disk
+	seal       sealing    // Options.Sealer over Options.SealedResources
 
 	lifeMu sync.RWMutex // readers hold it shared; Close exclusively
 	closed bool         // guarded by lifeMu
@@ -87,6 +88,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		writerDone: make(chan struct{}),
 		loopsDone:  make(chan struct{}),
 		reserve:    reserve{path: path + reserveSuffix, size: opts.ReserveBytes},
+		seal:       newSealing(opts.Sealer, opts.SealedResources),
 	}
 	for _, r := range api.Resources() {
 		s.resources[r.Resource] = &r
@@ -155,6 +157,7 @@ func (s *Store) open(ctx context.Context) error {
 	if s.w, err = newWriter(ctx, conn); err != nil {
 		return err // newWriter closed conn
 	}
+	s.w.seal = s.seal
 	rev, compacted, lastTs, err := s.w.load(ctx)
 	if err != nil {
 		return err

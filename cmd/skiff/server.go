@@ -131,6 +131,8 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 			return runServerBackup(ctx, env, args[1:])
 		case "restore":
 			return runServerRestore(ctx, env, args[1:])
+		case "rotate-key":
+			return runServerRotateKey(ctx, env, args[1:])
 		}
 	}
 	f, err := parseServerFlags(env, args)
