@@ -25,6 +25,10 @@ const MirrorAnnotation = api.MirrorPodAnnotation
 // authorizer) needs; every other identity is judged by RBAC. A denial is
 // a 403 with the reason.
 func (s *server) authorizeResource(r *http.Request, a apiserver.Attributes) error {
+	if ri := requestInfoFrom(r.Context()); ri != nil {
+		ri.attrs = a
+		ri.attrs.FieldSelector = nil // not for the audit log
+	}
 	id := identityFrom(r.Context())
 	if !id.Admin && id.Node == "" {
 		ok, reason, err := s.authorizeUser(r.Context(), id, rbacAttributes(a, a.APIGroup))

@@ -91,6 +91,13 @@ type Config struct {
 	// MaxRequestsInFlight caps the requests served at once, watches and
 	// streams excepted (DefaultMaxRequestsInFlight). Negative turns a
 	// limit off.
+	// AuditLog is the audit log's path (--audit-log): JSON lines of every
+	// write and every refused request. Default <data-dir>/server/audit.log;
+	// AuditLogOff ("off") turns it off. AuditMaxBytes is the size at which
+	// it is rotated (DefaultAuditMaxBytes).
+	AuditLog      string
+	AuditMaxBytes int64
+
 	BodyReadTimeout     time.Duration
 	MaxConnsPerClient   int
 	MaxRequestsInFlight int
@@ -180,6 +187,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.AuditLog == "" {
+		c.AuditLog = c.path(auditLogName)
+	}
+	if c.AuditMaxBytes <= 0 {
+		c.AuditMaxBytes = DefaultAuditMaxBytes
 	}
 	if c.BodyReadTimeout == 0 {
 		c.BodyReadTimeout = DefaultBodyReadTimeout

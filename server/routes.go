@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/internal/version"
 	"github.com/skiffhq/skiff/web"
 )
@@ -98,6 +99,7 @@ func writeText(w http.ResponseWriter, code int, text string) {
 // requestInfo is what the request log learns from inner handlers.
 type requestInfo struct {
 	identity string
+	attrs    apiserver.Attributes // a resource request's, once authorization saw it
 }
 
 type requestInfoKey struct{}
@@ -129,6 +131,7 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 			code = http.StatusOK
 		}
 		s.metrics.observe(resource, verb, code, time.Since(start))
+		s.audit(r, ri, code, time.Now())
 		s.log.LogAttrs(r.Context(), level, "request",
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),

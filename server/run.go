@@ -49,6 +49,7 @@ type server struct {
 	store       *storage.Store
 	api         *apiserver.Server
 	tokens      *auth.Tokens
+	auditLog    *auditLog // nil when off
 	saTokens    *auth.ServiceAccountTokens
 	ca          *tlsutil.CA
 	cert        *tlsutil.ServerCert
@@ -85,6 +86,9 @@ func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
 	s := &server{cfg: cfg, log: cfg.Logger, clk: cfg.Clock}
 	if err := s.setup(ctx); err != nil {
+		if cerr := s.auditLog.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close audit log: %w", cerr))
+		}
 		if s.store != nil {
 			if cerr := s.store.Close(); cerr != nil {
 				err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
@@ -117,6 +121,11 @@ func (s *server) setup(ctx context.Context) error {
 	s.ca, s.cert = ca, cert
 
 	dbPath, _ := sqlitePath(cfg.Datastore) // checked by Validate
+	if cfg.AuditLog != AuditLogOff {
+		if s.auditLog, err = openAuditLog(cfg.AuditLog, cfg.AuditMaxBytes, DefaultAuditMaxBackup, s.log); err != nil {
+			return err
+		}
+	}
 	keys, err := encryption.Load(cfg.path(encryption.FileName))
 	if err != nil {
 		return err
@@ -313,7 +322,7 @@ func (s *server) serve(ctx context.Context) error {
 			serveErr = fmt.Errorf("serve: %w", err)
 		}
 	}
-	return errors.Join(serveErr, shutdownErr, s.closeStore())
+	return errors.Join(serveErr, shutdownErr, s.closeStore(), s.auditLog.Close())
 }
 
 // shutdown stops hs: no new connections, requests in flight get

@@ -77,6 +77,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.StringVar(&f.cfg.DataDir, "data-dir", server.DefaultDataDir, "state directory; the server's is <data-dir>/server")
 	fs.StringVar(&f.cfg.Listen, "listen", server.DefaultListen, "HTTPS listen address")
 	fs.StringVar(&f.cfg.Datastore, "datastore", "", "datastore URL (default sqlite://<data-dir>/server/state.db)")
+	fs.StringVar(&f.cfg.AuditLog, "audit-log", "", "audit log of writes and refused requests (JSON lines; default <data-dir>/server/audit.log; \"off\" turns it off)")
 	fs.StringVar(&f.cfg.ClusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "pod network, one /24 per node")
 	fs.DurationVar(&f.cfg.NodeMonitorGrace, "node-monitor-grace", server.DefaultNodeMonitorGrace, "how long a silent node stays Ready")
 	fs.DurationVar(&f.cfg.PodEvictionTimeout, "pod-eviction-timeout", server.DefaultPodEvictionTimeout, "how long pods stay on a lost node")
