@@ -11,8 +11,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/skiffhq/skiff/api"
-	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/internal/version"
+	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/web"
 )
 
