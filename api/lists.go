@@ -40,4 +40,10 @@ type (
 	ServiceList       = List[Service]
 	EndpointsList     = List[Endpoints]
 	EndpointSliceList = List[EndpointSlice]
+
+	ServiceAccountList     = List[ServiceAccount]
+	RoleList               = List[Role]
+	RoleBindingList        = List[RoleBinding]
+	ClusterRoleList        = List[ClusterRole]
+	ClusterRoleBindingList = List[ClusterRoleBinding]
 )

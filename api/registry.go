@@ -1,5 +1,8 @@
 package api
 
+// GroupRBAC is the API group of roles and bindings.
+const GroupRBAC = "rbac.authorization.k8s.io"
+
 // ResourceInfo describes one kind of object the API serves: its names for
 // URLs and discovery, whether it is namespaced, and how to make an empty one.
 type ResourceInfo struct {
@@ -47,6 +50,11 @@ func Resources() []ResourceInfo {
 		{Group: "batch", Version: "v1", Resource: "jobs", Singular: "job", Kind: "Job", Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &Job{} }},
 		{Group: "batch", Version: "v1", Resource: "cronjobs", Singular: "cronjob", Kind: "CronJob", ShortNames: []string{"cj"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &CronJob{} }},
 		{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices", Singular: "endpointslice", Kind: "EndpointSlice", Namespaced: true, New: func() Object { return &EndpointSlice{} }},
+		{Version: "v1", Resource: "serviceaccounts", Singular: "serviceaccount", Kind: "ServiceAccount", ShortNames: []string{"sa"}, Namespaced: true, New: func() Object { return &ServiceAccount{} }},
+		{Group: GroupRBAC, Version: "v1", Resource: "roles", Singular: "role", Kind: "Role", Namespaced: true, New: func() Object { return &Role{} }},
+		{Group: GroupRBAC, Version: "v1", Resource: "rolebindings", Singular: "rolebinding", Kind: "RoleBinding", Namespaced: true, New: func() Object { return &RoleBinding{} }},
+		{Group: GroupRBAC, Version: "v1", Resource: "clusterroles", Singular: "clusterrole", Kind: "ClusterRole", New: func() Object { return &ClusterRole{} }},
+		{Group: GroupRBAC, Version: "v1", Resource: "clusterrolebindings", Singular: "clusterrolebinding", Kind: "ClusterRoleBinding", New: func() Object { return &ClusterRoleBinding{} }},
 	}
 }
 
@@ -112,6 +120,16 @@ func ResourceOf(obj Object) (ResourceInfo, bool) {
 		kind = "Endpoints"
 	case *EndpointSlice:
 		kind = "EndpointSlice"
+	case *ServiceAccount:
+		kind = "ServiceAccount"
+	case *Role:
+		kind = "Role"
+	case *RoleBinding:
+		kind = "RoleBinding"
+	case *ClusterRole:
+		kind = "ClusterRole"
+	case *ClusterRoleBinding:
+		kind = "ClusterRoleBinding"
 	default:
 		return ResourceInfo{}, false
 	}

@@ -41,6 +41,9 @@ const (
 	StatusReasonInternalError         StatusReason = "InternalError"
 	StatusReasonServiceUnavailable    StatusReason = "ServiceUnavailable"
 	StatusReasonTimeout               StatusReason = "Timeout"
+	// StatusReasonInsufficientStorage (507) means the server's disk is
+	// full; deletes still work.
+	StatusReasonInsufficientStorage StatusReason = "InsufficientStorage"
 )
 
 // StatusDetails names the object a Status is about and, for Invalid, each

@@ -57,6 +57,16 @@ func Validate(obj Object) FieldErrors {
 		errs = validateEndpoints(o)
 	case *EndpointSlice:
 		errs = validateEndpointSlice(o)
+	case *ServiceAccount:
+		errs = validateObjectMeta(&o.ObjectMeta, true, labels.IsDNS1123Subdomain, NewPath("metadata"))
+	case *Role:
+		errs = validateRole(&o.ObjectMeta, true, o.Rules)
+	case *ClusterRole:
+		errs = validateRole(&o.ObjectMeta, false, o.Rules)
+	case *RoleBinding:
+		errs = validateBinding(&o.ObjectMeta, true, o.Subjects, o.RoleRef)
+	case *ClusterRoleBinding:
+		errs = validateBinding(&o.ObjectMeta, false, o.Subjects, o.RoleRef)
 	default:
 		return FieldErrors{NotSupported(NewPath("kind"), fmt.Sprintf("%T", obj), supportedKinds())}
 	}
@@ -99,6 +109,16 @@ func isNilObject(obj Object) bool {
 	case *Endpoints:
 		return o == nil
 	case *EndpointSlice:
+		return o == nil
+	case *ServiceAccount:
+		return o == nil
+	case *Role:
+		return o == nil
+	case *ClusterRole:
+		return o == nil
+	case *RoleBinding:
+		return o == nil
+	case *ClusterRoleBinding:
 		return o == nil
 	}
 	return false

@@ -64,6 +64,14 @@ func ValidateUpdate(obj, old Object) FieldErrors {
 		if o.AddressType != old.(*EndpointSlice).AddressType {
 			errs = append(errs, Invalid(NewPath("addressType"), o.AddressType, fieldImmutableErrorMsg))
 		}
+	case *RoleBinding:
+		if o.RoleRef != old.(*RoleBinding).RoleRef {
+			errs = append(errs, Invalid(NewPath("roleRef"), nil, "cannot change roleRef"))
+		}
+	case *ClusterRoleBinding:
+		if o.RoleRef != old.(*ClusterRoleBinding).RoleRef {
+			errs = append(errs, Invalid(NewPath("roleRef"), nil, "cannot change roleRef"))
+		}
 	}
 	if len(errs) == 0 {
 		return nil

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/skiffhq/skiff/api"
@@ -16,8 +18,11 @@ import (
 // authorization.
 func (s *server) admit(r *http.Request, a apiserver.Attributes, obj, old api.Object) error {
 	id := identityFrom(r.Context())
-	if id.Node == "" || id.Admin {
+	if id.Admin {
 		return nil
+	}
+	if id.Node == "" {
+		return s.admitEscalation(r, id, obj)
 	}
 	switch o := obj.(type) {
 	case *api.Pod:
@@ -62,6 +67,59 @@ func admitNodeNode(id auth.Identity, n, old *api.Node) error {
 	}
 	if n.Spec.PodCIDR != old.Spec.PodCIDR || !slices.Equal(n.Spec.PodCIDRs, old.Spec.PodCIDRs) {
 		return forbidden(id.String() + " may not change its own spec.podCIDR or spec.podCIDRs")
+	}
+	return nil
+}
+
+// admitEscalation stops a user from granting more than it has, as
+// Kubernetes' RBAC does: a role it writes may hold only rules it has
+// itself (in that namespace) unless it may "escalate" roles, and a role it
+// binds may hold only such rules unless it may "bind" that role.
+func (s *server) admitEscalation(r *http.Request, id auth.Identity, obj api.Object) error {
+	ctx := r.Context()
+	var rules []api.PolicyRule
+	var verb, resource, name, ns string
+	switch o := obj.(type) {
+	case *api.Role:
+		rules, verb, resource, name, ns = o.Rules, "escalate", "roles", o.Name, o.Namespace
+	case *api.ClusterRole:
+		rules, verb, resource, name = o.Rules, "escalate", "clusterroles", o.Name
+	case *api.RoleBinding:
+		verb, name, ns = "bind", o.RoleRef.Name, o.Namespace
+		resource = "clusterroles"
+		if o.RoleRef.Kind == "Role" {
+			resource = "roles"
+		}
+		var err error
+		if rules, err = (resolver{store: s.store}).roleRules(ctx, ns, o.RoleRef); err != nil {
+			return err
+		}
+	case *api.ClusterRoleBinding:
+		verb, resource, name = "bind", "clusterroles", o.RoleRef.Name
+		var err error
+		if rules, err = (resolver{store: s.store}).roleRules(ctx, "", o.RoleRef); err != nil {
+			return err
+		}
+	default:
+		return nil
+	}
+	rv := resolver{store: s.store}
+	if ok, _, err := rv.allows(ctx, id.UserInfo(), auth.Attributes{Verb: verb, APIGroup: api.GroupRBAC, Resource: resource, Namespace: ns, Name: name}); err != nil || ok {
+		return err
+	}
+	have, err := rv.rulesFor(ctx, id.UserInfo(), ns)
+	if err != nil {
+		return err
+	}
+	for _, rule := range rules {
+		if !auth.Covers(have, rule) {
+			what := "create or update this role"
+			if verb == "bind" {
+				what = "bind " + resource + " " + strconv.Quote(name)
+			}
+			return forbidden(fmt.Sprintf("%s may not %s: it would grant %v on %v %v %v that it does not have itself (privilege escalation)",
+				id.String(), what, rule.Verbs, rule.APIGroups, rule.Resources, rule.NonResourceURLs))
+		}
 	}
 	return nil
 }

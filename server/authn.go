@@ -82,7 +82,14 @@ func clientIP(r *http.Request) string {
 // budget (authLimiter) is spent. A store failure is a 503.
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := s.tokens.Authenticate(r.Context(), bearerToken(r))
+		tok := bearerToken(r)
+		var id auth.Identity
+		var err error
+		if auth.IsServiceAccountToken(tok) {
+			id, err = s.saTokens.Authenticate(r.Context(), tok)
+		} else {
+			id, err = s.tokens.Authenticate(r.Context(), tok)
+		}
 		switch {
 		case errors.Is(err, auth.ErrUnauthenticated):
 			if !s.authLimiter.Allow(clientIP(r)) {

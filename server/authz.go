@@ -20,11 +20,26 @@ import (
 // only with it and bound to itself.
 const MirrorAnnotation = api.MirrorPodAnnotation
 
-// authorizeResource is the apiserver's Authorize hook: it looks up the
-// facts auth.Authorize needs for a node's request and answers a denial
-// with 403 and the decision's reason. Admins skip the lookups.
+// authorizeResource is the apiserver's Authorize hook. Admins may do
+// anything; for a node it looks up the facts auth.Authorize (the node
+// authorizer) needs; every other identity is judged by RBAC. A denial is
+// a 403 with the reason.
 func (s *server) authorizeResource(r *http.Request, a apiserver.Attributes) error {
+	if ri := requestInfoFrom(r.Context()); ri != nil {
+		ri.attrs = a
+		ri.attrs.FieldSelector = nil // not for the audit log
+	}
 	id := identityFrom(r.Context())
+	if !id.Admin && id.Node == "" {
+		ok, reason, err := s.authorizeUser(r.Context(), id, rbacAttributes(a, a.APIGroup))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return forbidden(reason)
+		}
+		return nil
+	}
 	req := auth.Request{
 		Verb:          auth.Verb(a.Verb),
 		Resource:      a.Resource,

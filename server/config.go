@@ -34,15 +34,17 @@ const (
 
 // File names under <data-dir>/server/.
 const (
-	serverDirName      = "server"
-	tlsDirName         = "tls"
-	stateDBName        = "state.db"
-	adminTokenName     = "admin.token"
-	joinTokenName      = "join.token"
-	clientConfigName   = "skiff.yaml"
-	kubeconfigName     = "kubeconfig.yaml"
-	sqliteScheme       = "sqlite://"
-	maxClusterCIDRBits = 24 // one /24 per node
+	serverDirName    = "server"
+	tlsDirName       = "tls"
+	stateDBName      = "state.db"
+	adminTokenName   = "admin.token"
+	joinTokenName    = "join.token"
+	clientConfigName = "skiff.yaml"
+	kubeconfigName   = "kubeconfig.yaml"
+	// serviceAccountKeyName signs service account tokens (0600).
+	serviceAccountKeyName = "serviceaccount.key"
+	sqliteScheme          = "sqlite://"
+	maxClusterCIDRBits    = 24 // one /24 per node
 )
 
 // Config is what Run needs. Build it in cmd from flags, check it with
@@ -109,6 +111,13 @@ type Config struct {
 	// MaxRequestsInFlight caps the requests served at once, watches and
 	// streams excepted (DefaultMaxRequestsInFlight). Negative turns a
 	// limit off.
+	// AuditLog is the audit log's path (--audit-log): JSON lines of every
+	// write and every refused request. Default <data-dir>/server/audit.log;
+	// AuditLogOff ("off") turns it off. AuditMaxBytes is the size at which
+	// it is rotated (DefaultAuditMaxBytes).
+	AuditLog      string
+	AuditMaxBytes int64
+
 	BodyReadTimeout     time.Duration
 	MaxConnsPerClient   int
 	MaxRequestsInFlight int
@@ -221,6 +230,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.AuditLog == "" {
+		c.AuditLog = c.path(auditLogName)
+	}
+	if c.AuditMaxBytes <= 0 {
+		c.AuditMaxBytes = DefaultAuditMaxBytes
 	}
 	if c.BodyReadTimeout == 0 {
 		c.BodyReadTimeout = DefaultBodyReadTimeout

@@ -13,6 +13,7 @@ import (
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/internal/version"
+	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/web"
 )
 
@@ -50,7 +51,13 @@ func (s *server) routes() http.Handler {
 			r.Post("/", s.createToken)
 			r.Delete("/{id}", s.deleteToken)
 		})
-		r.With(requireAdminFor("read metrics")).Get("/metrics", s.metrics.serveHTTP)
+		// /metrics is for the admin and for roles granting the
+		// nonResourceURL /metrics.
+		r.With(s.requireNonResource("get")).Get("/metrics", s.metrics.serveHTTP)
+		// The self reviews: any authenticated identity may ask about
+		// itself (system:basic-user).
+		r.Post(selfSubjectAccessReviewPath, s.serveSelfSubjectAccessReview)
+		r.Post(selfSubjectReviewPath, s.serveSelfSubjectReview)
 		r.With(requireAdminFor("read node usage")).Get("/api/v1/skiff/nodes/{name}/usage", s.nodeUsage)
 		r.Post(HeartbeatPath, s.heartbeat)
 		r.Get(tunnel.Path, s.serveTunnel)
@@ -94,6 +101,7 @@ func writeText(w http.ResponseWriter, code int, text string) {
 // requestInfo is what the request log learns from inner handlers.
 type requestInfo struct {
 	identity string
+	attrs    apiserver.Attributes // a resource request's, once authorization saw it
 }
 
 type requestInfoKey struct{}
@@ -125,6 +133,7 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 			code = http.StatusOK
 		}
 		s.metrics.observe(resource, verb, code, time.Since(start))
+		s.audit(r, ri, code, time.Now())
 		s.log.LogAttrs(r.Context(), level, "request",
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),

@@ -19,6 +19,7 @@ import (
 	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
+	"github.com/skiffhq/skiff/server/encryption"
 	"github.com/skiffhq/skiff/server/events"
 	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/server/servicealloc"
@@ -49,6 +50,8 @@ type server struct {
 	store       *storage.Store
 	api         *apiserver.Server
 	tokens      *auth.Tokens
+	auditLog    *auditLog // nil when off
+	saTokens    *auth.ServiceAccountTokens
 	ca          *tlsutil.CA
 	cert        *tlsutil.ServerCert
 	joinLimiter *auth.Limiter
@@ -91,6 +94,9 @@ func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
 	s := &server{cfg: cfg, log: cfg.Logger, clk: cfg.Clock}
 	if err := s.setup(ctx); err != nil {
+		if cerr := s.auditLog.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close audit log: %w", cerr))
+		}
 		if s.store != nil {
 			if cerr := s.store.Close(); cerr != nil {
 				err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
@@ -112,11 +118,33 @@ func (s *server) setup(ctx context.Context) error {
 		return err
 	}
 	so.Clock, so.Logger = s.clk, s.log.With("component", "storage")
+	if cfg.AuditLog != AuditLogOff {
+		if s.auditLog, err = openAuditLog(cfg.AuditLog, cfg.AuditMaxBytes, DefaultAuditMaxBackup, s.log); err != nil {
+			return err
+		}
+	}
+	if so.Postgres == "" {
+		// Secrets are sealed under this server's key file. Several
+		// servers on PostgreSQL would need one shared key: until that
+		// exists, their secrets are stored as PostgreSQL holds them.
+		keys, err := encryption.Load(cfg.path(encryption.FileName))
+		if err != nil {
+			return err
+		}
+		so.Sealer = keys
+	}
 	st, err := storage.Open(ctx, so)
 	if err != nil {
 		return fmt.Errorf("open datastore %s: %w", storage.Redact(cfg.Datastore), err)
 	}
 	s.store = st
+	// Secrets stored before encryption was on are sealed now; nothing is
+	// written when all are.
+	if n, err := st.Reseal(ctx); err != nil {
+		return fmt.Errorf("encrypt secrets at rest: %w", err)
+	} else if n > 0 {
+		s.log.Info("encrypted stored secrets", "values", n)
+	}
 
 	// On a shared (PostgreSQL) datastore the first server's CA and admin
 	// token become every server's.
@@ -152,7 +180,9 @@ func (s *server) setup(ctx context.Context) error {
 	}
 	s.api, err = apiserver.New(apiserver.Config{
 		Store: st, Clock: s.clk, Logger: s.log.With("component", "apiserver"), Authorize: s.authorizeResource, Admit: s.admit,
-		Events: s.events, Liveness: s.liveness, Logs: proxy.serve, Streams: s.serveStream,
+		Subresources: []apiserver.ExtraSubresource{s.tokenRequestSubresource()},
+		Virtual:      reviewResources(),
+		Events:       s.events, Liveness: s.liveness, Logs: proxy.serve, Streams: s.serveStream,
 		Services: svcAlloc, ClusterDNS: cfg.ClusterDNS,
 	})
 	if err != nil {
@@ -180,6 +210,16 @@ func (s *server) setup(ctx context.Context) error {
 		return err
 	}
 	if _, err := s.tokens.EnsureDefaultJoinToken(ctx, cfg.path(joinTokenName)); err != nil {
+		return err
+	}
+	saKey, err := auth.EnsureSigningKey(cfg.path(serviceAccountKeyName))
+	if err != nil {
+		return err
+	}
+	if s.saTokens, err = auth.NewServiceAccountTokens(saKey, s.clk, s.serviceAccountUID); err != nil {
+		return err
+	}
+	if err := s.ensureDefaultRBAC(ctx); err != nil {
 		return err
 	}
 	if err := s.newControllers(); err != nil {
@@ -286,7 +326,7 @@ func (s *server) serve(ctx context.Context) error {
 			serveErr = fmt.Errorf("serve: %w", err)
 		}
 	}
-	return errors.Join(serveErr, loopErr, shutdownErr, s.closeStore())
+	return errors.Join(serveErr, loopErr, shutdownErr, s.closeStore(), s.auditLog.Close())
 }
 
 // shutdown stops hs: no new connections, requests in flight get

@@ -17,6 +17,7 @@ type writer struct {
 	conn    *sql.Conn // nil while disconnected
 	lastRev int64     // the last revision this writer committed or loaded
 	lastTs  int64     // ts of the last change; ts never goes backwards
+	seal    sealing   // applied to values as they go to and come from the database
 
 	selObj, selObjValue, insObj, updObj, delObj *sql.Stmt
 	insChange, setMeta, raiseMeta, getMeta      *sql.Stmt
@@ -142,7 +143,11 @@ func (w *writer) apply(ctx context.Context, o *op, rev, ts int64) (c *change, op
 func (w *writer) create(ctx context.Context, o *op, rev, ts int64) (*change, error, error) {
 	e, k := o.enc, o.enc.key
 	value := e.withRevision(rev)
-	res, err := w.insObj.ExecContext(ctx, k.resource, k.namespace, k.name, rev, rev, e.node, blob(e.labels), e.fields, value)
+	stored, err := w.seal.seal(k.resource, value)
+	if err != nil {
+		return nil, err, nil
+	}
+	res, err := w.insObj.ExecContext(ctx, k.resource, k.namespace, k.name, rev, rev, e.node, blob(e.labels), e.fields, stored)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -151,7 +156,7 @@ func (w *writer) create(ctx context.Context, o *op, rev, ts int64) (*change, err
 	} else if n == 0 {
 		return nil, ErrExists, nil
 	}
-	if err := w.logChange(ctx, rev, k, Added, ts, e.labels, e.fields, nil, nil, value); err != nil {
+	if err := w.logChange(ctx, rev, k, Added, ts, e.labels, e.fields, nil, nil, stored); err != nil {
 		return nil, nil, err
 	}
 	o.rev, o.value = rev, value
@@ -180,11 +185,15 @@ func (w *writer) update(ctx context.Context, o *op, rev, ts int64) (*change, err
 		return nil, conflict(o.precond, cur), err
 	}
 	value := e.withRevision(rev)
-	prevLabels, prevFields := prevColumn(oldLabels, e.labels), prevColumn(oldFields, e.fields)
-	if _, err := w.updObj.ExecContext(ctx, rev, e.node, blob(e.labels), e.fields, value, k.resource, k.namespace, k.name); err != nil {
+	stored, err := w.seal.seal(k.resource, value)
+	if err != nil {
+		return nil, err, nil
+	}
+	if _, err := w.updObj.ExecContext(ctx, rev, e.node, blob(e.labels), e.fields, stored, k.resource, k.namespace, k.name); err != nil {
 		return nil, nil, err
 	}
-	if err := w.logChange(ctx, rev, k, Modified, ts, e.labels, e.fields, prevLabels, prevFields, value); err != nil {
+	prevLabels, prevFields := prevColumn(oldLabels, e.labels), prevColumn(oldFields, e.fields)
+	if err := w.logChange(ctx, rev, k, Modified, ts, e.labels, e.fields, prevLabels, prevFields, stored); err != nil {
 		return nil, nil, err
 	}
 	o.rev, o.value = rev, value
@@ -206,6 +215,9 @@ func (w *writer) delete(ctx context.Context, o *op, rev, ts int64) (*change, err
 	if err != nil {
 		return nil, nil, err
 	}
+	if old, err = w.seal.unseal(k.resource, old); err != nil {
+		return nil, err, nil
+	}
 	if o.precond != 0 && o.precond != cur {
 		o.cur, o.curRev = old, cur
 		return nil, conflict(o.precond, cur), nil
@@ -214,10 +226,14 @@ func (w *writer) delete(ctx context.Context, o *op, rev, ts int64) (*change, err
 	if rerr != nil {
 		return nil, rerr, nil
 	}
+	stored, err := w.seal.seal(k.resource, value)
+	if err != nil {
+		return nil, err, nil
+	}
 	if _, err := w.delObj.ExecContext(ctx, k.resource, k.namespace, k.name); err != nil {
 		return nil, nil, err
 	}
-	if err := w.logChange(ctx, rev, k, Deleted, ts, lbl, fld, nil, nil, value); err != nil {
+	if err := w.logChange(ctx, rev, k, Deleted, ts, lbl, fld, nil, nil, stored); err != nil {
 		return nil, nil, err
 	}
 	o.rev, o.value = rev, value
@@ -232,7 +248,12 @@ func (w *writer) delete(ctx context.Context, o *op, rev, ts int64) (*change, err
 func (w *writer) fetchCurrent(ctx context.Context, o *op) error {
 	k := o.enc.key
 	var lbl, fld []byte
-	return w.selObjValue.QueryRowContext(ctx, k.resource, k.namespace, k.name).Scan(&o.curRev, &lbl, &fld, &o.cur)
+	if err := w.selObjValue.QueryRowContext(ctx, k.resource, k.namespace, k.name).Scan(&o.curRev, &lbl, &fld, &o.cur); err != nil {
+		return err
+	}
+	var err error
+	o.cur, err = w.seal.unseal(k.resource, o.cur)
+	return err
 }
 
 func (w *writer) logChange(ctx context.Context, rev int64, k key, t EventType, ts int64, lbl, fld, prevLbl, prevFld, value []byte) error {

@@ -162,6 +162,9 @@ func (s *Store) maintainLoop() {
 			if err := s.be.checkpoint(s.bgCtx, s); err != nil && s.bgCtx.Err() == nil {
 				s.log.Warn("background checkpoint failed", "err", err)
 			}
+			if err := s.reserve.ensure(); err != nil {
+				s.log.Debug("space reserve not restored yet", "err", err)
+			}
 		}
 	}
 }

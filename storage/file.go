@@ -95,6 +95,9 @@ func dsn(path string, readOnly bool) string {
 	q.Add("_pragma", "foreign_keys(0)")
 	q.Add("_pragma", "cache_size(-16384)") // KiB: 16 MiB per connection
 	q.Add("_pragma", "temp_store(MEMORY)")
+	// Deleted content is zeroed, so a value replaced or deleted (a
+	// secret sealed again under a new key) leaves no copy in free pages.
+	q.Add("_pragma", "secure_delete(1)")
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	} else {

@@ -112,6 +112,14 @@ func (s *Store) scan(ctx context.Context, resource string, opts ListOptions, kee
 				continue
 			}
 		}
+		if s.seal.covers(resource) {
+			plain, err := s.seal.unseal(resource, value)
+			if err != nil {
+				return 0, fmt.Errorf("list %s: %w", resource, err)
+			}
+			keep(plain)
+			continue
+		}
 		keep(value)
 	}
 	if err := rows.Err(); err != nil {

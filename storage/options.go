@@ -85,6 +85,15 @@ type Options struct {
 	// for other servers' writes when no notification arrived (the fallback
 	// for lost LISTEN/NOTIFY messages). Default 1s.
 	PollInterval time.Duration
+	// ReserveBytes is the size of the space reserve, a file beside the
+	// database (<Path>.reserve) that writes under UseReserve may free
+	// when the disk is full. Default DefaultReserveBytes; negative keeps
+	// no reserve.
+	ReserveBytes int64
+	// Sealer, when set, encrypts the stored values of SealedResources
+	// (default: secrets); see Sealer.
+	Sealer          Sealer
+	SealedResources []string
 }
 
 // Validate reports every field that is out of range. Zero values are
@@ -162,6 +171,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = DefaultPollInterval
+	}
+	if o.ReserveBytes == 0 {
+		o.ReserveBytes = DefaultReserveBytes
+	}
+	if o.Sealer != nil && len(o.SealedResources) == 0 {
+		o.SealedResources = []string{"secrets"}
 	}
 	return o
 }

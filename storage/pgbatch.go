@@ -66,8 +66,13 @@ func (w *writer) applyPipelined(ctx context.Context, ops []*op, base, ts int64) 
 				continue
 			}
 			value := e.withRevision(r)
-			b.Queue(pgInsObj, k.resource, k.namespace, k.name, r, e.node, e.labels, e.fields, value)
-			b.Queue(pgInsChange, r, k.resource, k.namespace, k.name, int64(Added), ts, e.labels, e.fields, nil, nil, value)
+			stored, serr := w.seal.seal(k.resource, value)
+			if serr != nil {
+				o.err = serr
+				continue
+			}
+			b.Queue(pgInsObj, k.resource, k.namespace, k.name, r, e.node, e.labels, e.fields, stored)
+			b.Queue(pgInsChange, r, k.resource, k.namespace, k.name, int64(Added), ts, e.labels, e.fields, nil, nil, stored)
 			st[k] = &rowState{rev: r, labels: e.labels, fields: e.fields, value: value}
 			c = &change{rev: r, typ: Added, key: k, info: e.info, ts: ts, value: value,
 				rawLabels: e.labels, rawFields: e.fields, haveSets: true, labels: e.labelSet, fields: e.fieldSet}
@@ -86,9 +91,14 @@ func (w *writer) applyPipelined(ctx context.Context, ops []*op, base, ts int64) 
 				continue
 			}
 			value := e.withRevision(r)
+			stored, serr := w.seal.seal(k.resource, value)
+			if serr != nil {
+				o.err = serr
+				continue
+			}
 			prevLabels, prevFields := prevColumn(cur.labels, e.labels), prevColumn(cur.fields, e.fields)
-			b.Queue(pgUpdObj, r, e.node, e.labels, e.fields, value, k.resource, k.namespace, k.name)
-			b.Queue(pgInsChange, r, k.resource, k.namespace, k.name, int64(Modified), ts, e.labels, e.fields, prevLabels, prevFields, value)
+			b.Queue(pgUpdObj, r, e.node, e.labels, e.fields, stored, k.resource, k.namespace, k.name)
+			b.Queue(pgInsChange, r, k.resource, k.namespace, k.name, int64(Modified), ts, e.labels, e.fields, prevLabels, prevFields, stored)
 			st[k] = &rowState{rev: r, labels: e.labels, fields: e.fields, value: value}
 			c = &change{rev: r, typ: Modified, key: k, info: e.info, ts: ts, value: value,
 				rawLabels: e.labels, rawFields: e.fields, rawPrevLabels: prevLabels, rawPrevFields: prevFields,
@@ -110,8 +120,13 @@ func (w *writer) applyPipelined(ctx context.Context, ops []*op, base, ts int64) 
 				o.err = rerr
 				continue
 			}
+			stored, serr := w.seal.seal(k.resource, value)
+			if serr != nil {
+				o.err = serr
+				continue
+			}
 			b.Queue(pgDelObj, k.resource, k.namespace, k.name)
-			b.Queue(pgInsChange, r, k.resource, k.namespace, k.name, int64(Deleted), ts, cur.labels, cur.fields, nil, nil, value)
+			b.Queue(pgInsChange, r, k.resource, k.namespace, k.name, int64(Deleted), ts, cur.labels, cur.fields, nil, nil, stored)
 			delete(st, k)
 			c = &change{rev: r, typ: Deleted, key: k, info: o.info, ts: ts, value: value,
 				rawLabels: cur.labels, rawFields: cur.fields}
@@ -176,6 +191,9 @@ func (w *writer) prefetch(ctx context.Context, ops []*op) (map[key]*rowState, er
 		var k key
 		s := &rowState{}
 		if err := rows.Scan(&k.resource, &k.namespace, &k.name, &s.rev, &s.labels, &s.fields, &s.value); err != nil {
+			return nil, err
+		}
+		if s.value, err = w.seal.unseal(k.resource, s.value); err != nil {
 			return nil, err
 		}
 		st[k] = s

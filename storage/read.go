@@ -74,6 +74,9 @@ func (s *Store) GetRaw(ctx context.Context, resource, namespace, name string) ([
 	if err != nil {
 		return nil, 0, fmt.Errorf("get %s: %w", k, translate(err))
 	}
+	if value, err = s.seal.unseal(resource, value); err != nil {
+		return nil, 0, fmt.Errorf("get %s: %w", k, err)
+	}
 	return value, rev, nil
 }
 
@@ -120,6 +123,9 @@ func (s *Store) readChanges(ctx context.Context, resource string, from, after, t
 		if err := rows.Scan(&c.rev, &c.key.namespace, &c.key.name, &t, &c.ts,
 			&c.rawLabels, &c.rawFields, &c.rawPrevLabels, &c.rawPrevFields, &c.value); err != nil {
 			return nil, fmt.Errorf("read changes: %w", translate(err))
+		}
+		if c.value, err = s.seal.unseal(resource, c.value); err != nil {
+			return nil, fmt.Errorf("read changes: %w", err)
 		}
 		c.typ = EventType(t)
 		if c.typ < Added || c.typ > Deleted {

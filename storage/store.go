@@ -53,6 +53,8 @@ type Store struct {
 	bgCancel   context.CancelFunc
 	compactMu  sync.Mutex // one compaction at a time
 	keyLocks   keyLocks   // GuaranteedUpdate takes turns per key
+	reserve    reserve    // space freed for deletes on a full disk
+	seal       sealing    // Options.Sealer over Options.SealedResources
 
 	lifeMu sync.RWMutex // readers hold it shared; Close exclusively
 	closed bool         // guarded by lifeMu
@@ -84,6 +86,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		writerDone: make(chan struct{}),
 		loopsDone:  make(chan struct{}),
 		followDone: make(chan struct{}),
+		seal:       newSealing(opts.Sealer, opts.SealedResources),
 	}
 	name := Redact(opts.Postgres)
 	if opts.Postgres != "" {
@@ -94,6 +97,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("open %s: %w", opts.Path, err)
 		}
 		s.path, name = path, path
+		s.reserve = reserve{path: path + reserveSuffix, size: opts.ReserveBytes}
 		s.be = &sqliteBackend{path: path}
 	}
 	s.log = opts.Logger.With("db", name)
@@ -106,6 +110,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			s.log.Warn("closing after failed open", "err", cerr)
 		}
 		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	if err := s.reserve.ensure(); err != nil {
+		// A full disk must not stop the store from opening: reads work,
+		// and the maintenance loop tries again.
+		s.log.Warn("no space reserve", "err", err)
 	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	go s.writeLoop()
@@ -127,6 +136,7 @@ func (s *Store) open(ctx context.Context) error {
 	if s.w, err = newWriter(ctx, s.wdb, s.be); err != nil {
 		return err
 	}
+	s.w.seal = s.seal
 	rev, compacted, lastTs, err := s.w.load(ctx)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -42,7 +43,20 @@ type op struct {
 // If ctx ends while o is queued, the writer skips it; if ctx ends while o
 // is being committed, submit returns ctx's error but the write may still
 // be committed (as with etcd): callers that must know re-read.
+//
+// A write under UseReserve that fails with ErrNoSpace frees the space
+// reserve and is tried once more.
 func (s *Store) submit(ctx context.Context, o *op) error {
+	err := s.submitOnce(ctx, o)
+	if errors.Is(err, ErrNoSpace) && mayUseReserve(ctx) && s.reserve.release() {
+		s.log.Warn("disk full: released the space reserve for a delete")
+		o.err, o.value, o.cur = nil, nil, nil
+		err = s.submitOnce(ctx, o)
+	}
+	return err
+}
+
+func (s *Store) submitOnce(ctx context.Context, o *op) error {
 	o.ctx = ctx
 	o.done = make(chan struct{})
 	select {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"mime"
@@ -47,7 +48,8 @@ type handler struct {
 // Handler returns the dashboard's handler. It answers GET and HEAD of /
 // and /index.html with the page (Cache-Control: no-cache, with an ETag),
 // and of /assets/<hash>/<file> with the file (cached for a year,
-// immutable, with an ETag). Anything else is 404, and other methods 405.
+// immutable, with an ETag). Anything else is a 404 Status (JSON, as the
+// API's errors), and other methods a 405 Status.
 // It is safe for concurrent use.
 //
 // The embedded files are fixed at build time and TestHandler reads them
@@ -57,7 +59,7 @@ func Handler() http.Handler {
 	h, err := newHandler(static)
 	if err != nil {
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+			writeStatus(w, http.StatusInternalServerError, "InternalError", err.Error())
 		})
 	}
 	return h
@@ -118,7 +120,7 @@ func newAsset(name string, body []byte) asset {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		writeStatus(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "the dashboard allows only GET and HEAD")
 		return
 	}
 	p := r.URL.Path
@@ -130,7 +132,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, AssetPrefix+h.hash+"/"):
 		a, ok := h.assets[strings.TrimPrefix(p, AssetPrefix+h.hash+"/")]
 		if !ok {
-			http.NotFound(w, r)
+			writeStatus(w, http.StatusNotFound, "NotFound", "the dashboard has no such asset")
 			return
 		}
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
@@ -138,7 +140,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		// Includes assets under an older hash: answering them with
 		// today's file would cache it under the wrong name for a year.
-		http.NotFound(w, r)
+		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 	}
 }
 
@@ -171,4 +173,22 @@ func etagMatches(header, etag string) bool {
 		}
 	}
 	return false
+}
+
+// writeStatus answers with a Kubernetes-shaped Status body, as the API
+// does for its errors (the package imports nothing of skiff's, so the
+// shape is written here).
+func writeStatus(w http.ResponseWriter, code int, reason, message string) {
+	b, err := json.Marshal(map[string]any{
+		"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{},
+		"status": "Failure", "message": message, "reason": reason, "code": code,
+	})
+	if err != nil {
+		b = []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","code":500}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net/http"
@@ -145,8 +146,18 @@ func TestUnknownPathsMethodsAndOldHashes(t *testing.T) {
 		{"POST", "/", 405},
 		{"DELETE", "/index.html", 405},
 	} {
-		if res := get(t, h, tc.method, tc.path, nil); res.StatusCode != tc.want {
+		res := get(t, h, tc.method, tc.path, nil)
+		if res.StatusCode != tc.want {
 			t.Errorf("%s %s = %d; want %d", tc.method, tc.path, res.StatusCode, tc.want)
+		}
+		// Issue 16 defect 8: a Status body, not plain text.
+		var st struct {
+			Kind string `json:"kind"`
+			Code int    `json:"code"`
+		}
+		b := body(t, res)
+		if err := json.Unmarshal([]byte(b), &st); err != nil || st.Kind != "Status" || st.Code != tc.want || res.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: body %q (%s); want a Status with code %d", tc.method, tc.path, b, res.Header.Get("Content-Type"), tc.want)
 		}
 	}
 	index := body(t, get(t, h, "GET", "/", nil))

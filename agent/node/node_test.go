@@ -251,6 +251,13 @@ func TestParseFlags(t *testing.T) {
 	if _, err := node.ParseLabels("novalue"); err == nil {
 		t.Error("label without = accepted")
 	}
+	// NodeRestriction: the server would refuse these from the node.
+	if _, err := node.ParseLabels("node-role.kubernetes.io/control-plane="); err == nil {
+		t.Error("a node-role label accepted for the node to set on itself")
+	}
+	if l, err := node.ParseLabels("topology.kubernetes.io/zone=z1,node.kubernetes.io/pool=a"); err != nil || len(l) != 2 {
+		t.Errorf("allowed self-labels = %v, %v", l, err)
+	}
 }
 
 func TestReadSystemInfo(t *testing.T) {

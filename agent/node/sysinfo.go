@@ -169,7 +169,8 @@ func ParseResourceList(s string) (api.ResourceList, error) {
 }
 
 // ParseLabels parses "k=v,k2=v2" (the --labels form) and validates each
-// key and value as Kubernetes label syntax.
+// key and value as Kubernetes label syntax, and each key as one a node may
+// set on itself (api.IsNodeSelfLabel).
 func ParseLabels(s string) (map[string]string, error) {
 	out := map[string]string{}
 	if strings.TrimSpace(s) == "" {
@@ -184,6 +185,13 @@ func ParseLabels(s string) (map[string]string, error) {
 	}
 	if errs := api.ValidateLabels(out, api.NewPath("labels")); len(errs) > 0 {
 		return nil, fmt.Errorf("%s", errs[0].Error())
+	}
+	for k := range out {
+		// The server refuses them from a node (NodeRestriction), as
+		// Kubernetes refuses them in a kubelet's --node-labels.
+		if !api.IsNodeSelfLabel(k) {
+			return nil, fmt.Errorf("label %q: a node may not set labels in the kubernetes.io or k8s.io domains other than kubernetes.io/hostname, arch, os, instance type, topology zone and region and the kubelet.kubernetes.io/ and node.kubernetes.io/ prefixes; an admin sets it (kubectl label node)", k)
+		}
 	}
 	return out, nil
 }

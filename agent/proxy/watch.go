@@ -12,10 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/atomicfile"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 )
 

@@ -24,6 +24,7 @@ const backupPath = "/api/v1/skiff/backup"
 type storeFlags struct {
 	dataDir, datastore string
 	file               string
+	key                string // restore: the backup's encryption key file
 }
 
 // parseStoreFlags parses `skiff server backup|restore` flags: the data
@@ -37,14 +38,23 @@ func parseStoreFlags(env *cliEnv, verb, fileFlag string, args []string) (*storeF
 		config := fs.String("config", defaultConfigFile, "config file (YAML, keys are flag names)")
 		fs.StringVar(&f.dataDir, "data-dir", "/var/lib/skiff", "state directory; the store is <data-dir>/server/state.db")
 		fs.StringVar(&f.datastore, "datastore", "", "datastore URL (default sqlite://<data-dir>/server/state.db)")
-		fs.StringVar(&f.file, fileFlag, "", "the backup file")
+		if fileFlag != "" {
+			fs.StringVar(&f.file, fileFlag, "", "the backup file")
+		}
+		if fileFlag == "from" {
+			fs.StringVar(&f.key, "key", "", "the encryption key file of the backup (default FILE.key when it exists)")
+		}
 		return fs, f, config
 	}
 	pre, _, config := newFS(io.Discard)
 	if err := pre.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs, _, _ := newFS(env.stdout)
-			fmt.Fprintf(env.stdout, "Usage: skiff server %s --%s FILE [flags]\n\nFlags:\n", verb, fileFlag)
+			if fileFlag == "" {
+				fmt.Fprintf(env.stdout, "Usage: skiff server %s [flags]\n\nFlags:\n", verb)
+			} else {
+				fmt.Fprintf(env.stdout, "Usage: skiff server %s --%s FILE [flags]\n\nFlags:\n", verb, fileFlag)
+			}
 			fs.PrintDefaults()
 			return nil, errHelp
 		}
@@ -62,7 +72,7 @@ func parseStoreFlags(env *cliEnv, verb, fileFlag string, args []string) (*storeF
 	if fs.NArg() > 0 {
 		return nil, usageError{fmt.Sprintf("skiff server %s takes no arguments, got %q", verb, fs.Args())}
 	}
-	if f.file == "" {
+	if f.file == "" && fileFlag != "" {
 		return nil, usageError{fmt.Sprintf("skiff server %s needs --%s FILE", verb, fileFlag)}
 	}
 	return f, nil
@@ -97,14 +107,14 @@ func runServerBackup(ctx context.Context, env *cliEnv, args []string) error {
 	if _, err := os.Stat(db); err != nil {
 		return fmt.Errorf("no store to back up: %w", err)
 	}
-	st, err := storage.Open(ctx, storage.Options{Path: db, CompactInterval: -1, CheckpointInterval: -1})
+	st, err := storage.Open(ctx, storage.Options{Path: db, CompactInterval: -1, CheckpointInterval: -1, ReserveBytes: -1})
 	switch {
 	case errors.Is(err, storage.ErrLocked):
 		if err := onlineBackup(ctx, filepath.Join(filepath.Dir(db), "skiff.yaml"), f.file); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "backed up %s from the running server to %s\n", db, f.file)
-		return nil
+		return backupKey(env, db, f.file)
 	case err != nil:
 		return err
 	}
@@ -117,6 +127,61 @@ func runServerBackup(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "backed up %s (revision %d) to %s\n", db, rev, f.file)
+	return backupKey(env, db, f.file)
+}
+
+// keyFileName is the encryption key beside the store (server/encryption).
+const keyFileName = "encryption.key"
+
+// backupKey copies the key that encrypts the store's Secrets to
+// <backup>.key, a file of its own, and says so: the backup is useless
+// without it, and the two are best kept apart.
+func backupKey(env *cliEnv, db, backup string) error {
+	key, err := os.ReadFile(filepath.Join(filepath.Dir(db), keyFileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // a store from before encryption at rest
+	}
+	if err != nil {
+		return fmt.Errorf("read the encryption key: %w", err)
+	}
+	out := backup + ".key"
+	if err := os.WriteFile(out, key, 0o600); err != nil {
+		return fmt.Errorf("write the encryption key: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "the Secrets in the backup are encrypted; their key is in %s (mode 0600). Keep it apart from the backup: restore needs both (--key)\n", out)
+	return nil
+}
+
+// restoreKey installs the backup's encryption key beside the store,
+// keeping a different current key as encryption.key.before-restore-<t>.
+func restoreKey(env *cliEnv, f *storeFlags, db string) error {
+	src := f.key
+	if src == "" {
+		src = f.file + ".key"
+		if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(env.stdout, "no encryption key given (--key) and no %s: if the backup holds encrypted Secrets, put its key at %s before starting the server\n", src, filepath.Join(filepath.Dir(db), keyFileName))
+			return nil
+		}
+	}
+	key, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("read the backup's encryption key: %w", err)
+	}
+	dst := filepath.Join(filepath.Dir(db), keyFileName)
+	if cur, err := os.ReadFile(dst); err == nil {
+		if string(cur) == string(key) {
+			return nil
+		}
+		kept := dst + ".before-restore-" + env.now().UTC().Format("20060102T150405Z")
+		if err := os.Rename(dst, kept); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "the previous encryption key is kept as %s\n", kept)
+	}
+	if err := os.WriteFile(dst, key, 0o600); err != nil {
+		return fmt.Errorf("install the encryption key: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "restored the encryption key from %s into %s\n", src, dst)
 	return nil
 }
 
@@ -200,7 +265,7 @@ func runServerRestore(ctx context.Context, env *cliEnv, args []string) error {
 	// while it is swapped, and refuses to restore under a running one.
 	var cur *storage.Store
 	if _, err := os.Stat(db); err == nil {
-		cur, err = storage.Open(ctx, storage.Options{Path: db, CompactInterval: -1, CheckpointInterval: -1})
+		cur, err = storage.Open(ctx, storage.Options{Path: db, CompactInterval: -1, CheckpointInterval: -1, ReserveBytes: -1})
 		if errors.Is(err, storage.ErrLocked) {
 			return fmt.Errorf("a server is using %s: stop it first (systemctl stop skiff-server), then restore", db)
 		}
@@ -240,7 +305,7 @@ func runServerRestore(ctx context.Context, env *cliEnv, args []string) error {
 	if kept != "" {
 		fmt.Fprintf(env.stdout, "the previous store is kept as %s\n", kept)
 	}
-	return nil
+	return restoreKey(env, f, db)
 }
 
 // stageBackup copies the backup to tmp and opens the copy to check it is
@@ -283,7 +348,7 @@ func stageBackup(ctx context.Context, from, tmp string) (rev int64, err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	st, err := storage.Open(ctx, storage.Options{Path: tmp, CompactInterval: -1, CheckpointInterval: -1})
+	st, err := storage.Open(ctx, storage.Options{Path: tmp, CompactInterval: -1, CheckpointInterval: -1, ReserveBytes: -1})
 	if err != nil {
 		return 0, err
 	}

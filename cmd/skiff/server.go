@@ -78,6 +78,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.StringVar(&f.cfg.DataDir, "data-dir", server.DefaultDataDir, "state directory; the server's is <data-dir>/server")
 	fs.StringVar(&f.cfg.Listen, "listen", server.DefaultListen, "HTTPS listen address")
 	fs.StringVar(&f.cfg.Datastore, "datastore", "", "datastore URL: sqlite://<path> (default <data-dir>/server/state.db) or postgres://user[:password]@host:port/db?sslmode=... shared by several servers")
+	fs.StringVar(&f.cfg.AuditLog, "audit-log", "", "audit log of writes and refused requests (JSON lines; default <data-dir>/server/audit.log; \"off\" turns it off)")
 	fs.StringVar(&f.cfg.ClusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "pod network, one /24 per node")
 	fs.StringVar(&f.cfg.ServiceCIDR, "service-cidr", server.DefaultServiceCIDR, "where Service cluster IPs come from")
 	fs.StringVar(&f.cfg.NodePortRange, "service-node-port-range", server.DefaultNodePortRange, "where Service node ports come from")
@@ -138,6 +139,8 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 			return runServerRestore(ctx, env, args[1:])
 		case "migrate":
 			return runServerMigrate(ctx, env, args[1:])
+		case "rotate-key":
+			return runServerRotateKey(ctx, env, args[1:])
 		}
 	}
 	f, err := parseServerFlags(env, args)

@@ -177,7 +177,10 @@ func layoutFor(kind string) (layout, bool) {
 	if l, ok := workloadLayout(kind); ok {
 		return l, true
 	}
-	return serviceLayout(kind)
+	if l, ok := serviceLayout(kind); ok {
+		return l, true
+	}
+	return rbacLayoutFor(kind)
 }
 
 // typed adapts a row function of one concrete type to layout.row,

@@ -46,6 +46,12 @@ func TestColumns(t *testing.T) {
 		"Service":       {name, s("Type"), s("Cluster-IP"), s("External-IP"), s("Port(s)"), s("Age"), w("Selector")},
 		"Endpoints":     {name, s("Endpoints"), s("Age")},
 		"EndpointSlice": {name, s("AddressType"), s("Ports"), s("Endpoints"), s("Age")},
+
+		"ServiceAccount":     {name, s("Secrets"), s("Age")},
+		"Role":               {name, c{"Created At", "date", "", 0}},
+		"ClusterRole":        {name, c{"Created At", "date", "", 0}},
+		"RoleBinding":        {name, s("Role"), s("Age"), w("Users"), w("Groups"), w("ServiceAccounts")},
+		"ClusterRoleBinding": {name, s("Role"), s("Age"), w("Users"), w("Groups"), w("ServiceAccounts")},
 	}
 	for _, res := range api.Resources() {
 		want, ok := tests[res.Kind]
@@ -180,6 +186,10 @@ func TestForRows(t *testing.T) {
 		}, []any{"web-x1", "IPv4", "80,53", "10.42.0.2,10.42.0.3", "60s"}},
 		{"endpointslices", &api.EndpointSlice{ObjectMeta: meta("default", "empty", time.Minute), AddressType: "IPv4"},
 			[]any{"empty", "IPv4", "<unset>", "<unset>", "60s"}},
+		{"rolebindings", &api.RoleBinding{ObjectMeta: meta("team", "rb", time.Hour),
+			RoleRef:  api.RoleRef{Kind: "ClusterRole", Name: "view"},
+			Subjects: []api.Subject{{Kind: "ServiceAccount", Name: "alice", Namespace: "team"}, {Kind: "User", Name: "bob"}, {Kind: "Group", Name: "ops"}}},
+			[]any{"rb", "ClusterRole/view", "60m", "bob", "ops", "team/alice"}},
 	}
 	for _, tc := range tests {
 		tbl, err := For(mustResource(t, tc.resource), []api.Object{tc.obj}, now)

@@ -26,6 +26,8 @@ type Attributes struct {
 	// Verb is one of the Verb constants, or the lower-case HTTP method for
 	// a method the API does not serve (which is then refused with 405).
 	Verb string
+	// APIGroup is the resource's group ("" for core, "apps").
+	APIGroup string
 	// Resource is the plural resource name ("pods", "nodes", …).
 	Resource string
 	// Subresource is "status", "log", "exec", "attach", "portforward",
@@ -75,6 +77,7 @@ func (s *Server) admitWrite(r *http.Request, rt route, obj, old api.Object) erro
 func attributes(r *http.Request, rt route) Attributes {
 	a := Attributes{
 		Verb:        verbOf(r, rt),
+		APIGroup:    rt.res.Group,
 		Resource:    rt.res.Resource,
 		Subresource: rt.sub,
 		Namespace:   rt.namespace,

@@ -50,7 +50,7 @@ func TestAuthorizeHookSeesAttributes(t *testing.T) {
 		{"GET", "/api/v1/nodes/denied", "", 403, Attributes{Verb: VerbGet, Resource: "nodes", Name: "denied"}},
 		{"PATCH", "/api/v1/nodes/n1/status", "{}", 415, Attributes{Verb: VerbPatch, Resource: "nodes", Subresource: "status", Name: "n1"}},
 		{"POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"c"}}`, 201, Attributes{Verb: VerbCreate, Resource: "configmaps", Namespace: "default"}},
-		{"PUT", "/apis/apps/v1/namespaces/default/deployments/d", "{}", 404, Attributes{Verb: VerbUpdate, Resource: "deployments", Namespace: "default", Name: "d"}},
+		{"PUT", "/apis/apps/v1/namespaces/default/deployments/d", "{}", 404, Attributes{Verb: VerbUpdate, APIGroup: "apps", Resource: "deployments", Namespace: "default", Name: "d"}},
 		{"DELETE", "/api/v1/namespaces/default/secrets/s", "", 404, Attributes{Verb: VerbDelete, Resource: "secrets", Namespace: "default", Name: "s"}},
 	}
 	for _, tt := range tests {

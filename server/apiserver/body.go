@@ -46,6 +46,12 @@ func mediaType(r *http.Request) string {
 	return mt
 }
 
+// DecodeBody decodes a request body into obj by r's content type, as
+// the resource handlers do (JSON, YAML, or Kubernetes protobuf for the
+// kinds kubectl sends that way), strictly. For handlers outside this
+// package (reviews, token requests).
+func DecodeBody(r *http.Request, body []byte, obj any) error { return decodeInto(r, body, obj) }
+
 // decodeInto decodes body into obj by r's content type: JSON by default,
 // YAML for application/yaml (and friends), Kubernetes protobuf for the
 // few kinds protobuf.go knows. Unknown fields are an error.

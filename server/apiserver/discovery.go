@@ -50,9 +50,14 @@ type subresource struct {
 }
 
 // subresourcesOf lists the subresources ServeResource answers for res.
-func subresourcesOf(res *api.ResourceInfo) []subresource {
+func subresourcesOf(res *api.ResourceInfo, extra []ExtraSubresource) []subresource {
 	self := groupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
 	var out []subresource
+	for _, e := range extra {
+		if e.Resource == res.Resource {
+			out = append(out, subresource{name: e.Name, kind: groupVersionKind{Group: e.Group, Version: e.Version, Kind: e.Kind}, verbs: e.Verbs})
+		}
+	}
 	if res.Resource == "deployments" {
 		out = append(out, subresource{name: subScale, kind: groupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, verbs: []string{"get", "patch", "update"}})
 	}
@@ -250,20 +255,25 @@ type discovery struct {
 // newDiscovery renders the documents for resources. Within a group
 // version resources are sorted by name, as Kubernetes lists them; this is
 // the order kubectl get all prints them in.
-func newDiscovery(resources []api.ResourceInfo) (*discovery, error) {
+func newDiscovery(resources []api.ResourceInfo, extra []ExtraSubresource, virtual []VirtualResource) (*discovery, error) {
 	d := &discovery{plain: map[string]document{}, aggregated: map[string]map[string]document{}}
-	// Groups keep the order of their first resource in the registry
-	// (core, apps, batch, … as Kubernetes' group priorities).
+	verbsOf := map[string][]string{} // by group/resource, for virtual ones
+	resources = slices.Clone(resources)
+	for _, v := range virtual {
+		resources = append(resources, v.Info)
+		verbsOf[v.Info.Group+"/"+v.Info.Resource] = v.Verbs
+	}
+	// Groups are listed in registry order (core, apps, then the rest);
+	// resources within a group version by name.
 	groupRank := map[string]int{}
 	for _, r := range resources {
-		if _, ok := groupRank[r.Group]; !ok {
-			groupRank[r.Group] = len(groupRank)
+		if _, ok := groupRank[r.GroupVersion()]; !ok {
+			groupRank[r.GroupVersion()] = len(groupRank)
 		}
 	}
-	resources = slices.Clone(resources)
 	slices.SortStableFunc(resources, func(a, b api.ResourceInfo) int {
-		if c := groupRank[a.Group] - groupRank[b.Group]; c != 0 {
-			return c
+		if ga, gb := groupRank[a.GroupVersion()], groupRank[b.GroupVersion()]; ga != gb {
+			return ga - gb
 		}
 		return strings.Compare(a.Resource, b.Resource)
 	})
@@ -279,9 +289,13 @@ func newDiscovery(resources []api.ResourceInfo) (*discovery, error) {
 			lists[k] = &apiResourceList{Kind: "APIResourceList", APIVersion: "v1", GroupVersion: res.GroupVersion(), Resources: []apiResource{}}
 			aggs[k] = &apiVersionDiscovery{Version: res.Version, Freshness: "Current"}
 		}
+		verbs := resourceVerbs
+		if v, ok := verbsOf[res.Group+"/"+res.Resource]; ok {
+			verbs = v
+		}
 		lists[k].Resources = append(lists[k].Resources, apiResource{
 			Name: res.Resource, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
-			Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			Verbs: verbs, ShortNames: res.ShortNames, Categories: res.Categories,
 		})
 		scope := "Cluster"
 		if res.Namespaced {
@@ -289,9 +303,9 @@ func newDiscovery(resources []api.ResourceInfo) (*discovery, error) {
 		}
 		ar := apiResourceDiscovery{
 			Resource: res.Resource, ResponseKind: groupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind},
-			Scope: scope, SingularResource: res.Singular, Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			Scope: scope, SingularResource: res.Singular, Verbs: verbs, ShortNames: res.ShortNames, Categories: res.Categories,
 		}
-		for _, sub := range subresourcesOf(res) {
+		for _, sub := range subresourcesOf(res, extra) {
 			ar.Subresources = append(ar.Subresources, apiSubresourceDiscovery{Subresource: sub.name, ResponseKind: sub.kind, Verbs: sub.verbs})
 			pr := apiResource{Name: res.Resource + "/" + sub.name, Namespaced: res.Namespaced, Kind: sub.kind.Kind, Verbs: sub.verbs}
 			if sub.kind.Group != res.Group || sub.kind.Version != res.Version {

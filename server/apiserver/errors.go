@@ -53,7 +53,7 @@ func toStatus(err error, res *api.ResourceInfo, name string) *api.StatusError {
 		return api.NewStatusError(http.StatusRequestEntityTooLarge, api.StatusReasonRequestEntityTooLarge,
 			"the object would be larger than %d bytes once stored", api.MaxObjectBytes)
 	case errors.Is(err, storage.ErrNoSpace):
-		return api.NewStatusError(http.StatusInsufficientStorage, api.StatusReasonInternalError, "the server's disk is full; writes are refused until space is freed")
+		return api.NewStatusError(http.StatusInsufficientStorage, api.StatusReasonInsufficientStorage, "the server's disk is full; writes are refused until space is freed (deletes still work)")
 	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, storage.ErrFenced):
 		return api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "the datastore is unavailable; retry later")
 	case errors.Is(err, storage.ErrClosed):

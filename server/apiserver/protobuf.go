@@ -64,7 +64,11 @@ type pbField struct {
 type pbMessages map[string]map[uint64]pbField
 
 // protobufKinds are the top-level kinds a protobuf body may hold.
-var protobufKinds = map[string]bool{"ConfigMap": true, "Secret": true, "Namespace": true, "Deployment": true}
+var protobufKinds = map[string]bool{"ConfigMap": true, "Secret": true, "Namespace": true, "Deployment": true,
+	// kubectl create serviceaccount | rolebinding | clusterrolebinding |
+	// role | clusterrole | token, and kubectl auth can-i | whoami.
+	"ServiceAccount": true, "Role": true, "ClusterRole": true, "RoleBinding": true, "ClusterRoleBinding": true,
+	"TokenRequest": true, "SelfSubjectAccessReview": true, "SelfSubjectReview": true}
 
 // protobufTables returns the field tables, from k8s.io/api's
 // generated.proto (core/v1, apps/v1, meta/v1).
@@ -113,6 +117,31 @@ func protobufTables() pbMessages {
 		"ContainerPort":        {1: str("name"), 2: num("hostPort"), 3: num("containerPort"), 4: str("protocol"), 5: str("hostIP")},
 		"EnvVar":               {1: str("name"), 2: str("value")},
 		"ResourceRequirements": {1: of("limits", pbQuantityMap), 2: of("requests", pbQuantityMap)},
+
+		// core/v1 ServiceAccount, rbac/v1, authentication/v1, authorization/v1.
+		"ServiceAccount":              {1: msg("metadata", "ObjectMeta"), 2: msgs("secrets", "ObjectReference"), 3: msgs("imagePullSecrets", "LocalObjectReference"), 4: ptrBool("automountServiceAccountToken")},
+		"ObjectReference":             {1: str("kind"), 2: str("namespace"), 3: str("name"), 4: str("uid"), 5: str("apiVersion"), 6: str("resourceVersion"), 7: str("fieldPath")},
+		"LocalObjectReference":        {1: str("name")},
+		"Role":                        {1: msg("metadata", "ObjectMeta"), 2: msgs("rules", "PolicyRule")},
+		"ClusterRole":                 {1: msg("metadata", "ObjectMeta"), 2: msgs("rules", "PolicyRule"), 3: msg("aggregationRule", "AggregationRule")},
+		"AggregationRule":             {1: msgs("clusterRoleSelectors", "LabelSelector")},
+		"PolicyRule":                  {1: strs("verbs"), 2: strs("apiGroups"), 3: strs("resources"), 4: strs("resourceNames"), 5: strs("nonResourceURLs")},
+		"RoleBinding":                 {1: msg("metadata", "ObjectMeta"), 2: msgs("subjects", "Subject"), 3: msg("roleRef", "RoleRef")},
+		"ClusterRoleBinding":          {1: msg("metadata", "ObjectMeta"), 2: msgs("subjects", "Subject"), 3: msg("roleRef", "RoleRef")},
+		"Subject":                     {1: str("kind"), 2: str("apiGroup"), 3: str("name"), 4: str("namespace")},
+		"RoleRef":                     {1: str("apiGroup"), 2: str("kind"), 3: str("name")},
+		"TokenRequest":                {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "TokenRequestSpec"), 3: msg("status", "TokenRequestStatus")},
+		"TokenRequestSpec":            {1: strs("audiences"), 3: msg("boundObjectRef", "BoundObjectReference"), 4: ptrNum("expirationSeconds")},
+		"BoundObjectReference":        {1: str("kind"), 2: str("apiVersion"), 3: str("name"), 4: str("uid")},
+		"TokenRequestStatus":          {1: str("token"), 2: of("expirationTimestamp", pbTime)},
+		"SelfSubjectAccessReview":     {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "SelfSubjectAccessReviewSpec"), 3: msg("status", "SubjectAccessReviewStatus")},
+		"SelfSubjectAccessReviewSpec": {1: msg("resourceAttributes", "ResourceAttributes"), 2: msg("nonResourceAttributes", "NonResourceAttributes")},
+		"ResourceAttributes":          {1: str("namespace"), 2: str("verb"), 3: str("group"), 4: str("version"), 5: str("resource"), 6: str("subresource"), 7: str("name")},
+		"NonResourceAttributes":       {1: str("path"), 2: str("verb")},
+		"SubjectAccessReviewStatus":   {1: boolean("allowed"), 2: str("reason"), 3: str("evaluationError"), 4: boolean("denied")},
+		"SelfSubjectReview":           {1: msg("metadata", "ObjectMeta"), 2: msg("status", "SelfSubjectReviewStatus")},
+		"SelfSubjectReviewStatus":     {1: msg("userInfo", "UserInfo")},
+		"UserInfo":                    {1: str("username"), 2: str("uid"), 3: strs("groups")},
 	}
 }
 

@@ -33,6 +33,10 @@ type Config struct {
 	// the object to store is final (decoded, patched, defaulted and
 	// valid), just before it is written; see AdmitFunc. Nil admits all.
 	Admit AdmitFunc
+	// Subresources are extra subresources with their own handlers.
+	Subresources []ExtraSubresource
+	// Virtual are resources served elsewhere, listed in discovery.
+	Virtual []VirtualResource
 	// Liveness receives every node heartbeat; nil makes a private one.
 	Liveness *Liveness
 	// HeartbeatSnapshot is how stale a node's stored lastHeartbeatTime may
@@ -81,6 +85,7 @@ type Server struct {
 	resources []api.ResourceInfo
 	authz     AuthorizeFunc
 	admit     AdmitFunc
+	extraSubs []ExtraSubresource
 
 	liveness          *Liveness
 	heartbeatSnapshot time.Duration
@@ -107,6 +112,7 @@ func New(cfg Config) (*Server, error) {
 		resources: api.Resources(),
 		authz:     cfg.Authorize,
 		admit:     cfg.Admit,
+		extraSubs: cfg.Subresources,
 		logs:      cfg.Logs,
 		services:  cfg.Services,
 
@@ -136,7 +142,7 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	d, err := newDiscovery(s.resources)
+	d, err := newDiscovery(s.resources, s.extraSubs, cfg.Virtual)
 	if err != nil {
 		return nil, fmt.Errorf("apiserver: render discovery: %w", err)
 	}
@@ -210,7 +216,7 @@ func (s *Server) parseRoute(group, version string, segs []string) (route, error)
 	if len(segs) > 2 {
 		rt.sub = segs[2]
 		known := false
-		for _, sub := range subresourcesOf(rt.res) {
+		for _, sub := range subresourcesOf(rt.res, s.extraSubs) {
 			known = known || sub.name == rt.sub
 		}
 		if !known || rt.watch {
@@ -257,6 +263,10 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 			writeStatus(w, errDryRun())
 			return
 		}
+	}
+	if e := s.extraSubresource(rt.res.Resource, rt.sub); e != nil && rt.sub != "" {
+		e.Serve(w, r, attributes(r, rt))
+		return
 	}
 	switch rt.sub {
 	case subScale:

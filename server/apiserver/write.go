@@ -304,6 +304,9 @@ type deleteOptions struct {
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, rt route) {
+	// Deleting is how space is freed through the API, so it may spend
+	// the store's space reserve on a full disk.
+	r = r.WithContext(storage.UseReserve(r.Context()))
 	var opts deleteOptions
 	body, err := readBody(w, r)
 	if err != nil {

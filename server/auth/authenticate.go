@@ -12,26 +12,49 @@ import (
 
 // Identity is who a request acts as. The zero Identity is anonymous.
 type Identity struct {
-	// Admin is set for the admin token: full access.
+	// Admin is set for the admin token: full access (cluster-admin).
 	Admin bool
-	// Node is the node name a node credential is bound to.
+	// Node is the node name a node credential is bound to; node
+	// identities have their own authorizer (Authorize).
 	Node string
+	// User, UID and Groups identify everyone else (service accounts,
+	// today), whom RBAC authorizes. GroupAuthenticated is implied.
+	User   string
+	UID    string
+	Groups []string
 }
 
 // IsAnonymous reports whether id is the zero Identity.
-func (id Identity) IsAnonymous() bool { return !id.Admin && id.Node == "" }
+func (id Identity) IsAnonymous() bool { return !id.Admin && id.Node == "" && id.User == "" }
 
-// String returns "admin", `node "<name>"` or "anonymous", as used in
-// authorization reasons.
+// String returns "admin", `node "<name>"`, `user "<name>"` or
+// "anonymous", as used in authorization reasons.
 func (id Identity) String() string {
 	switch {
 	case id.Admin:
 		return "admin"
 	case id.Node != "":
 		return "node " + strconv.Quote(id.Node)
+	case id.User != "":
+		return "user " + strconv.Quote(id.User)
 	default:
 		return "anonymous"
 	}
+}
+
+// UserInfo returns id as Kubernetes names it: the admin is skiff:admin in
+// system:masters, a node system:node:<name> in system:nodes, and every
+// authenticated identity is in system:authenticated.
+func (id Identity) UserInfo() api.UserInfo {
+	switch {
+	case id.Admin:
+		return api.UserInfo{Username: UserAdmin, Groups: []string{GroupMasters, GroupAuthenticated}}
+	case id.Node != "":
+		return api.UserInfo{Username: nodeUserPrefix + id.Node, Groups: []string{GroupNodes, GroupAuthenticated}}
+	case id.User != "":
+		return api.UserInfo{Username: id.User, UID: id.UID, Groups: append(append([]string(nil), id.Groups...), GroupAuthenticated)}
+	}
+	return api.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}
 }
 
 // Authenticate returns the identity of a bearer token (the text after

@@ -3,6 +3,7 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func TestAuthenticate(t *testing.T) {
 		// Twice: the second answer may come from the cache.
 		for _, pass := range []string{"first", "second"} {
 			got, err := h.tok.Authenticate(h.ctx, tt.bearer)
-			if got != tt.want || !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
+			if !reflect.DeepEqual(got, tt.want) || !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
 				t.Errorf("Authenticate(%s) %s = %v, %v; want %v, %v", tt.name, pass, got, err, tt.want, tt.err)
 			}
 			noSecretIn(t, "Authenticate("+tt.name+")", err, admin, credA, credB, secretB, jt.Secret)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/skiffhq/skiff/api"
 )
@@ -80,62 +79,9 @@ func volumeSourceKeys(vs *api.VolumeSource) []string {
 	return keys
 }
 
-// selfLabels are the label keys a node may set on its own Node, and
-// selfLabelPrefixes the key prefixes (Kubernetes' NodeRestriction list).
-var (
-	selfLabels = map[string]bool{
-		"kubernetes.io/hostname":                   true,
-		"kubernetes.io/arch":                       true,
-		"kubernetes.io/os":                         true,
-		"beta.kubernetes.io/arch":                  true,
-		"beta.kubernetes.io/os":                    true,
-		"beta.kubernetes.io/instance-type":         true,
-		"node.kubernetes.io/instance-type":         true,
-		"failure-domain.beta.kubernetes.io/region": true,
-		"failure-domain.beta.kubernetes.io/zone":   true,
-		"topology.kubernetes.io/region":            true,
-		"topology.kubernetes.io/zone":              true,
-	}
-	selfLabelPrefixes = []string{"kubelet.kubernetes.io/", "node.kubernetes.io/"}
-)
-
-// NodeRestrictionLabelPrefix is the label prefix a node may never set on
-// itself: labels an admin puts there can be trusted to select nodes.
-const NodeRestrictionLabelPrefix = "node-restriction.kubernetes.io/"
-
 // IsAllowedSelfLabel reports whether a node may set, change or remove the
-// label key on its own Node. As in Kubernetes, keys outside the
-// kubernetes.io and k8s.io domains are the node's to set; inside them only
-// the self-label set is, and never the node-restriction.kubernetes.io/
-// prefix.
-func IsAllowedSelfLabel(key string) bool {
-	if strings.HasPrefix(key, NodeRestrictionLabelPrefix) {
-		return false
-	}
-	prefix, _, ok := strings.Cut(key, "/")
-	if !ok || !isReservedDomain(prefix) {
-		return true
-	}
-	if selfLabels[key] {
-		return true
-	}
-	for _, p := range selfLabelPrefixes {
-		if strings.HasPrefix(key, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func isReservedDomain(d string) bool {
-	d = strings.ToLower(d)
-	for _, r := range []string{"kubernetes.io", "k8s.io"} {
-		if d == r || strings.HasSuffix(d, "."+r) {
-			return true
-		}
-	}
-	return false
-}
+// label key on its own Node; see api.IsNodeSelfLabel.
+func IsAllowedSelfLabel(key string) bool { return api.IsNodeSelfLabel(key) }
 
 // ForbiddenSelfLabelChanges lists the label keys that differ between old
 // and next (added, changed or removed) that a node may not change on its

@@ -451,3 +451,65 @@ func TestDashboardInRealBrowser(t *testing.T) {
 	}
 	t.Logf("browser test took %v", time.Since(start).Round(time.Millisecond))
 }
+
+// TestDashboardViewerTokenInRealBrowser logs in with a service account
+// token bound to the view role in one namespace: the dashboard shows that
+// namespace's workloads and hides every action the token may not do.
+func TestDashboardViewerTokenInRealBrowser(t *testing.T) {
+	chromium := findChromium(t)
+	clk := clock.NewFake(time.Now())
+	srv, admin := startServer(t, clk)
+	info := srv.info
+	for _, m := range []string{
+		`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}}`,
+		`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"alice","namespace":"team"}}`,
+		`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"alice-view","namespace":"team"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"view"},"subjects":[{"kind":"ServiceAccount","name":"alice","namespace":"team"}]}`,
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"mine","namespace":"team"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`,
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"theirs","namespace":"default"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`,
+		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"team"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
+	} {
+		create(t, admin, m)
+	}
+	resp, err := admin.Do(context.Background(), "POST", "/api/v1/namespaces/team/serviceaccounts/alice/token", strings.NewReader(`{"spec":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr api.TokenRequest
+	err = json.NewDecoder(resp.Body).Decode(&tr)
+	resp.Body.Close()
+	if err != nil || tr.Status.Token == "" {
+		t.Fatalf("token request: %v", err)
+	}
+
+	ctx, problems := startBrowser(t, chromium)
+	p := &page{t: t, ctx: ctx, dir: artifactDir(t)}
+	p.do("open the dashboard", chromedp.Navigate(info.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	p.do("log in as a viewer", chromedp.SendKeys(chromedp.CSS("#token"), tr.Status.Token), chromedp.Click(chromedp.CSS("#login-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#node-counts")))
+	if who := p.text("#who"); !strings.Contains(who, "system:serviceaccount:team:alice") || !strings.Contains(who, "namespace team") {
+		t.Errorf("the header names %q; want the service account and its namespace", who)
+	}
+	nav := p.text("#nav")
+	for _, hidden := range []string{"Add node", "Apply YAML", "Nodes"} {
+		if strings.Contains(nav, hidden) {
+			t.Errorf("the viewer's navigation %q offers %q", nav, hidden)
+		}
+	}
+	p.goTo("#/workloads", `a[href="#/pods/team/mine"]`)
+	p.screenshot("viewer-workloads")
+	body := p.text("main")
+	if strings.Contains(body, "theirs") {
+		t.Errorf("the viewer sees a pod of another namespace:\n%s", body)
+	}
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("main button.danger, button[aria-label^='Scale']").length`))
+	if err != nil || n != 0 {
+		t.Errorf("the viewer is offered %d delete or scale buttons (%v); want none", n, err)
+	}
+	p.goTo("#/pods/team/mine", "main h1")
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#delete-pod").length`)); err != nil || n != 0 {
+		t.Errorf("the viewer is offered to delete the pod (%d, %v)", n, err)
+	}
+	if got := problems(); len(got) > 0 {
+		t.Errorf("uncaught exceptions in the page: %q", got)
+	}
+}

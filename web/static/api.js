@@ -200,6 +200,75 @@ export class Collection {
   }
 }
 
+// StaticCollection stands in for a Collection the token may not list: a
+// fixed set of objects (maybe none), loaded from the start.
+export class StaticCollection {
+  constructor(objects = []) {
+    this.items = new Map(objects.map((o) => [key(o), o]));
+    this.loaded = true;
+  }
+  subscribe() { return () => {}; }
+  list() { return [...this.items.values()]; }
+  stop() {}
+  reconnect() {}
+}
+
+// whoami answers who the token is (SelfSubjectReview): username, groups.
+// A token the server refuses rejects with a 401 ApiError.
+export async function whoami() {
+  const r = await request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+    { body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" } });
+  return (r.status && r.status.userInfo) || {};
+}
+
+// can asks whether the token may do verb on resource (a
+// SelfSubjectAccessReview, as kubectl auth can-i). It is only a hint for
+// what to show: the server decides every request anyway.
+export async function can(verb, resource, { group = "", namespace = "", subresource = "" } = {}) {
+  try {
+    const r = await request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
+      body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview",
+        spec: { resourceAttributes: { verb, resource, group, namespace, subresource } } },
+    });
+    return !!(r.status && r.status.allowed);
+  } catch {
+    return false;
+  }
+}
+
+// permissions works out, once per login, what the dashboard may show and
+// offer: which collections to watch (cluster-wide, or for a service
+// account bound in one namespace, that namespace) and which actions.
+export async function permissions() {
+  const me = await whoami();
+  const groups = me.groups || [];
+  const sa = /^system:serviceaccount:([^:]+):/.exec(me.username || "");
+  const admin = groups.includes("system:masters");
+  let ns = "";
+  if (!admin && sa && !(await can("list", "pods"))) ns = sa[1];
+  const q = (verb, resource, group = "", subresource = "", scoped = true) =>
+    can(verb, resource, { group, subresource, namespace: scoped ? ns : "" });
+  const checks = {
+    listNodes: q("watch", "nodes", "", "", false),
+    listNamespaces: q("watch", "namespaces", "", "", false),
+    listPods: q("watch", "pods"),
+    listDeployments: q("watch", "deployments", "apps"),
+    listDaemonSets: q("watch", "daemonsets", "apps"),
+    deletePods: q("delete", "pods"),
+    deleteDeployments: q("delete", "deployments", "apps"),
+    deleteDaemonSets: q("delete", "daemonsets", "apps"),
+    scaleDeployments: q("patch", "deployments", "apps", "scale"),
+    patchNodes: q("patch", "nodes", "", "", false),
+    deleteNodes: q("delete", "nodes", "", "", false),
+    apply: q("create", "deployments", "apps"),
+    readLogs: q("get", "pods", "", "log"),
+    readEvents: q("list", "events"),
+  };
+  const perms = { user: me.username || "", admin, ns };
+  await Promise.all(Object.entries(checks).map(async ([k, p]) => { perms[k] = admin || (await p); }));
+  return perms;
+}
+
 export function key(o) { return (o.metadata.namespace || "") + "/" + o.metadata.name; }
 
 // Resource paths by kind, for objects pasted as YAML.

@@ -16,22 +16,36 @@ const ROUTES = [
   { re: /^\/join$/, view: actions.join, nav: "/join" },
 ];
 
-const NAV = [["/", "Overview"], ["/nodes", "Nodes"], ["/workloads", "Workloads"], ["/apply", "Apply YAML"], ["/join", "Add node"]];
+// NAV lists the pages; shown(perms) says whether the token may use one.
+const NAV = [
+  ["/", "Overview", () => true],
+  ["/nodes", "Nodes", (p) => p.listNodes],
+  ["/workloads", "Workloads", () => true],
+  ["/apply", "Apply YAML", (p) => p.apply],
+  ["/join", "Add node", (p) => p.admin], // join tokens are the admin's
+];
 
-// state is what every view reads: the live collections.
-const state = { live: null };
+// state is what every view reads: the live collections and what the
+// token may do.
+const state = { live: null, perms: null };
 let current = null; // {view, params, nav}
 let scheduled = false;
 
 const $ = (id) => document.getElementById(id);
 
+// startLive watches what the token may list: everything for an admin,
+// one namespace for a service account bound there; the rest stays empty.
 function startLive() {
+  const p = state.perms;
+  const scope = p.ns ? `/namespaces/${api.enc(p.ns)}` : "";
+  const watch = (ok, path) => (ok ? new api.Collection(path) : new api.StaticCollection());
   state.live = {
-    nodes: new api.Collection("/api/v1/nodes"),
-    pods: new api.Collection("/api/v1/pods"),
-    deployments: new api.Collection("/apis/apps/v1/deployments"),
-    daemonsets: new api.Collection("/apis/apps/v1/daemonsets"),
-    namespaces: new api.Collection("/api/v1/namespaces"),
+    nodes: watch(p.listNodes, "/api/v1/nodes"),
+    pods: watch(p.listPods, `/api/v1${scope}/pods`),
+    deployments: watch(p.listDeployments, `/apis/apps/v1${scope}/deployments`),
+    daemonsets: watch(p.listDaemonSets, `/apis/apps/v1${scope}/daemonsets`),
+    namespaces: p.listNamespaces ? new api.Collection("/api/v1/namespaces")
+      : new api.StaticCollection(p.ns ? [{ metadata: { name: p.ns } }] : []),
   };
   Object.values(state.live).forEach((c) => c.subscribe(onChange));
 }
@@ -80,7 +94,7 @@ function navigate() {
   window.scrollTo(0, 0);
 }
 
-function ctx() { return { live: state.live, rerender: schedule, notify }; }
+function ctx() { return { live: state.live, perms: state.perms, rerender: schedule, notify }; }
 
 function render() {
   if (!current || !state.live) return;
@@ -138,17 +152,28 @@ async function login(ev) {
   if (!t) { $("login-error").textContent = "Enter the admin token."; return; }
   api.setToken(t);
   try {
-    // The dashboard needs the admin token: token management is admin only.
-    await api.get("/api/v1/skiff/tokens");
+    // Any token the server accepts logs in; what it may do decides what
+    // is shown.
+    state.perms = await api.permissions();
   } catch (err) {
     api.clearToken();
-    $("login-error").textContent = err.code === 401 ? "That token is not valid." : err.code === 403 ? "That token is not the admin token." : "Cannot reach the server: " + err.message;
+    $("login-error").textContent = err.code === 401 ? "That token is not valid." : "Cannot reach the server: " + err.message;
     return;
   }
   enter();
 }
 
-function enter() {
+async function enter() {
+  if (!state.perms) {
+    try {
+      state.perms = await api.permissions();
+    } catch (err) {
+      if (err.code !== 401) showLogin("Cannot reach the server: " + err.message);
+      return; // a 401 shows the login form by itself
+    }
+  }
+  $("nav").replaceChildren(...NAV.filter(([, , shown]) => shown(state.perms)).map(([p, label]) => h("a", { href: "#" + p, "data-path": p }, label)));
+  $("who").textContent = state.perms.user + (state.perms.ns ? ` (namespace ${state.perms.ns})` : "");
   $("login").hidden = true;
   $("app").hidden = false;
   startLive();
@@ -157,16 +182,16 @@ function enter() {
 
 function logout() {
   api.clearToken();
+  state.perms = null;
   showLogin("Logged out.");
 }
 
 function init() {
-  $("nav").append(...NAV.map(([p, label]) => h("a", { href: "#" + p, "data-path": p }, label)));
   $("login-form").addEventListener("submit", login);
   $("logout").addEventListener("click", logout);
   // The skip link must not change the hash, which is the route.
   document.querySelector(".skip").addEventListener("click", (e) => { e.preventDefault(); $("main").focus(); });
-  api.setUnauthorizedHandler(() => { if (api.token()) { api.clearToken(); showLogin("The server refused the token; log in again."); } });
+  api.setUnauthorizedHandler(() => { if (api.token()) { api.clearToken(); state.perms = null; showLogin("The server refused the token; log in again."); } });
   api.onConnection(showConnection);
   window.addEventListener("hashchange", navigate);
   window.addEventListener("online", () => state.live && Object.values(state.live).forEach((c) => c.reconnect()));

@@ -153,12 +153,12 @@ async function fetchUsage(name, rerender) {
 }
 
 export const node = {
-  enter({ rerender }, name) {
-    Object.assign(nodeView, { name, usage: null, error: "", seen: "" });
-    fetchUsage(name, rerender);
+  enter({ perms, rerender }, name) {
+    Object.assign(nodeView, { name, usage: null, error: "", seen: "", admin: perms.admin });
+    if (perms.admin) fetchUsage(name, rerender); // the usage history is the admin's
   },
   leave() { clearTimeout(nodeView.timer); nodeView.name = ""; },
-  render({ live, rerender, notify }, name) {
+  render({ live, perms, rerender, notify }, name) {
     const n = live.nodes.items.get("/" + name);
     if (!n) {
       return h("section", null, h("h1", { tabindex: -1 }, name),
@@ -166,7 +166,7 @@ export const node = {
     }
     const pods = live.pods.list().filter((p) => p.spec.nodeName === name);
     const fingerprint = n.metadata.resourceVersion + pods.map((p) => p.metadata.resourceVersion).join();
-    if (nodeView.seen && nodeView.seen !== fingerprint) {
+    if (nodeView.admin && nodeView.seen && nodeView.seen !== fingerprint) {
       clearTimeout(nodeView.timer);
       nodeView.timer = setTimeout(() => fetchUsage(name, rerender), 3000);
     }
@@ -185,8 +185,8 @@ export const node = {
       h("p", { class: "crumbs" }, h("a", { href: "#/nodes" }, "Nodes"), " / "),
       h("h1", { tabindex: -1 }, name, " ", statusBadge(n)),
       h("div", { class: "actions" },
-        h("button", { id: "cordon", type: "button", onclick: cordon }, cordoned ? "Uncordon" : "Cordon"),
-        h("button", { id: "delete-node", type: "button", class: "danger", onclick: () => confirmDialog(`Delete node ${name}?`, "Its pods are deleted by the node lifecycle controller; the agent must join again.", () => api.request("DELETE", `/api/v1/nodes/${api.enc(name)}`).then(() => { notify(`Node ${name} deleted.`); location.hash = "#/nodes"; })) }, "Delete")),
+        perms.patchNodes ? h("button", { id: "cordon", type: "button", onclick: cordon }, cordoned ? "Uncordon" : "Cordon") : null,
+        perms.deleteNodes ? h("button", { id: "delete-node", type: "button", class: "danger", onclick: () => confirmDialog(`Delete node ${name}?`, "Its pods are deleted by the node lifecycle controller; the agent must join again.", () => api.request("DELETE", `/api/v1/nodes/${api.enc(name)}`).then(() => { notify(`Node ${name} deleted.`); location.hash = "#/nodes"; })) }, "Delete") : null),
       h("div", { class: "grid2" },
         h("div", null,
           h("h2", null, "Details"),

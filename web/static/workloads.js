@@ -23,7 +23,7 @@ function deleteButton(kind, path, ns, name, notify, id) {
 }
 
 export const list = {
-  render({ live, rerender, notify }) {
+  render({ live, perms, rerender, notify }) {
     const nss = live.namespaces.list().map((n) => n.metadata.name).sort();
     const inNs = (o) => !filter.ns || o.metadata.namespace === filter.ns;
     const pods = live.pods.list().filter(inNs).sort(byName);
@@ -56,8 +56,8 @@ export const list = {
             badge(`${st.readyReplicas || 0}/${want}`, (st.readyReplicas || 0) >= want ? "ok" : "warn"),
             String(st.updatedReplicas || 0), age(d.metadata.creationTimestamp),
             h("span", { class: "row-actions" },
-              h("button", { type: "button", class: "small", "aria-label": `Scale ${d.metadata.namespace}/${d.metadata.name}`, onclick: () => scaleDialog(d, path, notify) }, "Scale"),
-              deleteButton("deployment", path, d.metadata.namespace, d.metadata.name, notify))];
+              perms.scaleDeployments ? h("button", { type: "button", class: "small", "aria-label": `Scale ${d.metadata.namespace}/${d.metadata.name}`, onclick: () => scaleDialog(d, path, notify) }, "Scale") : null,
+              perms.deleteDeployments ? deleteButton("deployment", path, d.metadata.namespace, d.metadata.name, notify) : null)];
         }), live.deployments.loaded ? "No Deployments." : "Loading…"),
       h("h2", null, `DaemonSets (${dss.length})`),
       table("DaemonSets", ["Name", "Namespace", "Ready", "Desired", "Age", ""],
@@ -67,7 +67,7 @@ export const list = {
           return [h("span", { class: "name" }, d.metadata.name), d.metadata.namespace,
             badge(`${st.numberReady || 0}/${st.desiredNumberScheduled || 0}`, (st.numberReady || 0) >= (st.desiredNumberScheduled || 0) ? "ok" : "warn"),
             String(st.desiredNumberScheduled || 0), age(d.metadata.creationTimestamp),
-            deleteButton("daemonset", path, d.metadata.namespace, d.metadata.name, notify)];
+            perms.deleteDaemonSets ? deleteButton("daemonset", path, d.metadata.namespace, d.metadata.name, notify) : ""];
         }), live.daemonsets.loaded ? "No DaemonSets." : "Loading…"));
   },
 };
@@ -141,8 +141,8 @@ function logPanel(ns, name, containers) {
 }
 
 export const pod = {
-  enter({ rerender }, ns, name) {
-    podView.events = new api.Collection(`/api/v1/namespaces/${api.enc(ns)}/events`, "involvedObject.name=" + name);
+  enter({ perms, rerender }, ns, name) {
+    podView.events = perms.readEvents ? new api.Collection(`/api/v1/namespaces/${api.enc(ns)}/events`, "involvedObject.name=" + name) : new api.StaticCollection();
     podView.events.subscribe(rerender);
     podView.log = null;
     podView.console = null;
@@ -155,7 +155,7 @@ export const pod = {
     podView.events = null;
     podView.log = null;
   },
-  render({ live, notify }, ns, name) {
+  render({ live, perms, notify }, ns, name) {
     const p = live.pods.items.get(ns + "/" + name);
     const crumbs = h("p", { class: "crumbs" }, h("a", { href: "#/workloads" }, "Workloads"), ` / ${ns} /`);
     if (!p) {
@@ -170,7 +170,7 @@ export const pod = {
     const events = podView.events ? podView.events.list().sort((a, b) => (a.lastTimestamp || "").localeCompare(b.lastTimestamp || "")) : [];
     return h("section", null, crumbs,
       h("h1", { tabindex: -1 }, name, " ", phaseBadge(st.phase, p.metadata.deletionTimestamp)),
-      h("div", { class: "actions" }, deleteButton("pod", `/api/v1/namespaces/${api.enc(ns)}/pods/${api.enc(name)}`, ns, name, notify, "delete-pod")),
+      perms.deletePods ? h("div", { class: "actions" }, deleteButton("pod", `/api/v1/namespaces/${api.enc(ns)}/pods/${api.enc(name)}`, ns, name, notify, "delete-pod")) : null,
       dl([
         ["Namespace", ns],
         ["Node", p.spec.nodeName ? h("a", { href: "#/nodes/" + api.enc(p.spec.nodeName) }, p.spec.nodeName) : "not scheduled"],
@@ -191,8 +191,7 @@ export const pod = {
       table("Events", ["Type", "Reason", "Message", "Count", "Last seen"],
         events.map((e) => [badge(e.type || "Normal", e.type === "Warning" ? "warn" : "muted"), e.reason || "", e.message || "", String(e.count || 1), age(e.lastTimestamp || e.eventTime || e.metadata.creationTimestamp)]),
         podView.events && podView.events.loaded ? "No events." : "Loading…"),
-      h("h2", null, "Log"),
-      podView.log,
+      perms.readLogs ? [h("h2", null, "Log"), podView.log] : null,
       h("h2", null, "Console"),
       podView.console);
   },

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package storage
+
+func isNoSpaceErrno(error) bool { return false }
