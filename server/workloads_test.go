@@ -227,6 +227,11 @@ func TestCronJobThroughServerAcrossDST(t *testing.T) {
 	if got := scheduled(); !slices.Equal(got, want) {
 		t.Errorf("jobs scheduled at %v; want %v", got, want)
 	}
+	f.until("three active jobs in the status", nil, func() bool {
+		var cj api.CronJob
+		json.Unmarshal(h.mustDo("GET", "/apis/batch/v1/namespaces/default/cronjobs/nightly", f.admin, "", 200), &cj)
+		return len(cj.Status.Active) == 3
+	})
 	if cells := f.tableRow("/apis/batch/v1/namespaces/default/cronjobs/nightly"); fmt.Sprint(cells[:5]) != "[nightly 30 1 * * * America/New_York False 3]" {
 		t.Errorf("cronjob table row = %v; want nightly, schedule, zone, False, 3 active", cells)
 	}
