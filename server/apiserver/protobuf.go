@@ -64,7 +64,7 @@ type pbField struct {
 type pbMessages map[string]map[uint64]pbField
 
 // protobufKinds are the top-level kinds a protobuf body may hold.
-var protobufKinds = map[string]bool{"ConfigMap": true, "Secret": true, "Namespace": true, "Deployment": true}
+var protobufKinds = map[string]bool{"ConfigMap": true, "Secret": true, "Namespace": true, "Deployment": true, "Job": true, "CronJob": true}
 
 // protobufTables returns the field tables, from k8s.io/api's
 // generated.proto (core/v1, apps/v1, meta/v1).
@@ -101,6 +101,18 @@ func protobufTables() pbMessages {
 		"RollingUpdateDeployment": {1: of("maxUnavailable", pbIntOrString), 2: of("maxSurge", pbIntOrString)},
 		"DeploymentStatus": {1: num("observedGeneration"), 2: num("replicas"), 3: num("updatedReplicas"), 4: num("availableReplicas"),
 			5: num("unavailableReplicas"), 7: num("readyReplicas"), 8: ptrNum("collisionCount")},
+
+		// batch/v1, for kubectl create job and create cronjob.
+		"Job":       {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "JobSpec"), 3: msg("status", "JobStatus")},
+		"JobStatus": {4: num("active"), 5: num("succeeded"), 6: num("failed")},
+		"JobSpec": {1: ptrNum("parallelism"), 2: ptrNum("completions"), 3: ptrNum("activeDeadlineSeconds"), 4: msg("selector", "LabelSelector"),
+			5: ptrBool("manualSelector"), 6: msg("template", "PodTemplateSpec"), 7: ptrNum("backoffLimit"), 8: ptrNum("ttlSecondsAfterFinished"),
+			9: str("completionMode"), 10: ptrBool("suspend"), 14: str("podReplacementPolicy")},
+		"CronJob":       {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "CronJobSpec"), 3: msg("status", "CronJobStatus")},
+		"CronJobStatus": {},
+		"CronJobSpec": {1: str("schedule"), 2: ptrNum("startingDeadlineSeconds"), 3: str("concurrencyPolicy"), 4: ptrBool("suspend"),
+			5: msg("jobTemplate", "JobTemplateSpec"), 6: ptrNum("successfulJobsHistoryLimit"), 7: ptrNum("failedJobsHistoryLimit"), 8: str("timeZone")},
+		"JobTemplateSpec": {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "JobSpec")},
 
 		"PodTemplateSpec": {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "PodSpec")},
 		"PodSpec": {2: msgs("containers", "Container"), 3: str("restartPolicy"), 4: ptrNum("terminationGracePeriodSeconds"),
