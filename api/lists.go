@@ -25,15 +25,16 @@ type List[T any] struct {
 
 // Lists of each kind.
 type (
-	PodList        = List[Pod]
-	NodeList       = List[Node]
-	NamespaceList  = List[Namespace]
-	EventList      = List[Event]
-	SecretList     = List[Secret]
-	ConfigMapList  = List[ConfigMap]
-	DeploymentList = List[Deployment]
-	DaemonSetList  = List[DaemonSet]
-	ReplicaSetList = List[ReplicaSet]
-	JobList        = List[Job]
-	CronJobList    = List[CronJob]
+	PodList                 = List[Pod]
+	NodeList                = List[Node]
+	NamespaceList           = List[Namespace]
+	EventList               = List[Event]
+	SecretList              = List[Secret]
+	ConfigMapList           = List[ConfigMap]
+	DeploymentList          = List[Deployment]
+	DaemonSetList           = List[DaemonSet]
+	ReplicaSetList          = List[ReplicaSet]
+	JobList                 = List[Job]
+	CronJobList             = List[CronJob]
+	PodDisruptionBudgetList = List[PodDisruptionBudget]
 )

@@ -43,6 +43,7 @@ func Resources() []ResourceInfo {
 		{Group: "apps", Version: "v1", Resource: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", ShortNames: []string{"ds"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &DaemonSet{} }},
 		{Group: "apps", Version: "v1", Resource: "replicasets", Singular: "replicaset", Kind: "ReplicaSet", ShortNames: []string{"rs"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &ReplicaSet{} }},
 		{Group: "batch", Version: "v1", Resource: "jobs", Singular: "job", Kind: "Job", Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &Job{} }},
+		{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets", Singular: "poddisruptionbudget", Kind: "PodDisruptionBudget", ShortNames: []string{"pdb"}, Namespaced: true, HasStatus: true, New: func() Object { return &PodDisruptionBudget{} }},
 		{Group: "batch", Version: "v1", Resource: "cronjobs", Singular: "cronjob", Kind: "CronJob", ShortNames: []string{"cj"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &CronJob{} }},
 	}
 }
@@ -103,6 +104,8 @@ func ResourceOf(obj Object) (ResourceInfo, bool) {
 		kind = "Job"
 	case *CronJob:
 		kind = "CronJob"
+	case *PodDisruptionBudget:
+		kind = "PodDisruptionBudget"
 	default:
 		return ResourceInfo{}, false
 	}

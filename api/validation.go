@@ -48,6 +48,8 @@ func Validate(obj Object) FieldErrors {
 		errs = validateJob(o)
 	case *CronJob:
 		errs = validateCronJob(o)
+	case *PodDisruptionBudget:
+		errs = validatePodDisruptionBudget(o)
 	default:
 		return FieldErrors{NotSupported(NewPath("kind"), fmt.Sprintf("%T", obj), supportedKinds())}
 	}
@@ -84,6 +86,8 @@ func isNilObject(obj Object) bool {
 	case *Job:
 		return o == nil
 	case *CronJob:
+		return o == nil
+	case *PodDisruptionBudget:
 		return o == nil
 	}
 	return false

@@ -64,7 +64,7 @@ type pbField struct {
 type pbMessages map[string]map[uint64]pbField
 
 // protobufKinds are the top-level kinds a protobuf body may hold.
-var protobufKinds = map[string]bool{"ConfigMap": true, "Secret": true, "Namespace": true, "Deployment": true, "Job": true, "CronJob": true}
+var protobufKinds = map[string]bool{"ConfigMap": true, "Secret": true, "Namespace": true, "Deployment": true, "Job": true, "CronJob": true, "PodDisruptionBudget": true}
 
 // protobufTables returns the field tables, from k8s.io/api's
 // generated.proto (core/v1, apps/v1, meta/v1).
@@ -114,6 +114,11 @@ func protobufTables() pbMessages {
 			5: msg("jobTemplate", "JobTemplateSpec"), 6: ptrNum("successfulJobsHistoryLimit"), 7: ptrNum("failedJobsHistoryLimit"), 8: str("timeZone")},
 		"JobTemplateSpec": {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "JobSpec")},
 
+		// policy/v1, for kubectl create poddisruptionbudget.
+		"PodDisruptionBudget":       {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "PodDisruptionBudgetSpec"), 3: msg("status", "PodDisruptionBudgetStatus")},
+		"PodDisruptionBudgetSpec":   {1: of("minAvailable", pbIntOrString), 2: msg("selector", "LabelSelector"), 3: of("maxUnavailable", pbIntOrString), 4: str("unhealthyPodEvictionPolicy")},
+		"PodDisruptionBudgetStatus": {1: num("observedGeneration"), 3: num("disruptionsAllowed"), 4: num("currentHealthy"), 5: num("desiredHealthy"), 6: num("expectedPods")},
+
 		"PodTemplateSpec": {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "PodSpec")},
 		"PodSpec": {2: msgs("containers", "Container"), 3: str("restartPolicy"), 4: ptrNum("terminationGracePeriodSeconds"),
 			6: str("dnsPolicy"), 7: of("nodeSelector", pbStringMap), 8: str("serviceAccountName"), 10: str("nodeName"),
@@ -158,7 +163,7 @@ func protobufToJSON(body []byte) ([]byte, error) {
 	}
 	if !protobufKinds[kind] {
 		return nil, api.NewStatusError(http.StatusUnsupportedMediaType, api.StatusReasonUnsupportedMediaType,
-			"skiff reads protobuf bodies only for ConfigMap, Secret, Namespace and Deployment, not %q; send application/json or application/yaml", kind)
+			"skiff reads protobuf bodies only for ConfigMap, Secret, Namespace, Deployment, Job, CronJob and PodDisruptionBudget, not %q; send application/json or application/yaml", kind)
 	}
 	obj, err := protobufTables().decode(kind, raw)
 	if err != nil {

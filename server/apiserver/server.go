@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -68,6 +69,9 @@ type Server struct {
 	discovery         *discovery
 	openapi           *openAPI
 	logs              LogsFunc
+
+	// evictionMu serializes evictions (budget check, then delete).
+	evictionMu sync.Mutex
 }
 
 // New returns a Server for cfg.

@@ -37,6 +37,8 @@ func prepareForCreate(obj api.Object, now time.Time) {
 		o.Status = api.JobStatus{}
 	case *api.CronJob:
 		o.Status = api.CronJobStatus{}
+	case *api.PodDisruptionBudget:
+		o.Status = api.PodDisruptionBudgetStatus{}
 	case *api.Namespace:
 		o.Status = api.NamespaceStatus{}
 	case *api.Secret:
@@ -110,6 +112,8 @@ func copyStatus(dst, src api.Object) {
 		d.Status = src.(*api.Job).Status
 	case *api.CronJob:
 		d.Status = src.(*api.CronJob).Status
+	case *api.PodDisruptionBudget:
+		d.Status = src.(*api.PodDisruptionBudget).Status
 	}
 }
 
@@ -135,6 +139,8 @@ func specJSON(o api.Object) any {
 	case *api.Job:
 		spec = x.Spec
 	case *api.CronJob:
+		spec = x.Spec
+	case *api.PodDisruptionBudget:
 		spec = x.Spec
 	case *api.Namespace:
 		spec = x.Spec

@@ -161,10 +161,11 @@ func (nopRecorder) Eventf(context.Context, api.Object, string, string, string, .
 type Informers struct {
 	Pods, Nodes, Deployments, DaemonSets *Informer
 	ReplicaSets, Jobs, CronJobs          *Informer
+	PodDisruptionBudgets                 *Informer
 }
 
 func (in *Informers) all() []*Informer {
-	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.ReplicaSets, in.Jobs, in.CronJobs}
+	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.ReplicaSets, in.Jobs, in.CronJobs, in.PodDisruptionBudgets}
 }
 
 // Manager runs every controller over one set of informers. Create it with
@@ -179,6 +180,7 @@ type Manager struct {
 	Replicas  *ReplicaSetController
 	Jobs      *JobController
 	CronJobs  *CronJobController
+	Budgets   *DisruptionController
 }
 
 // New builds the informers and controllers of cfg.
@@ -196,6 +198,8 @@ func New(cfg Config) (*Manager, error) {
 		ReplicaSets: NewInformer(cfg.Store, "replicasets", cfg.Clock, log),
 		Jobs:        NewInformer(cfg.Store, "jobs", cfg.Clock, log),
 		CronJobs:    NewInformer(cfg.Store, "cronjobs", cfg.Clock, log),
+
+		PodDisruptionBudgets: NewInformer(cfg.Store, "poddisruptionbudgets", cfg.Clock, log),
 	}
 	in.Pods.AddIndex(indexByOwner, podsByOwner)
 	in.ReplicaSets.AddIndex(indexByOwner, podsByOwner)
@@ -210,12 +214,13 @@ func New(cfg Config) (*Manager, error) {
 	m.Replicas = newReplicaSetController(cfg, in, w)
 	m.Jobs = newJobController(cfg, in, w)
 	m.CronJobs = newCronJobController(cfg, in)
+	m.Budgets = newDisruptionController(cfg, in)
 	return m, nil
 }
 
 // workers returns every controller's queue and reconcile function.
 func (m *Manager) workers() []*worker {
-	return []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Replicas.worker(), m.Jobs.worker(), m.CronJobs.worker()}
+	return []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Replicas.worker(), m.Jobs.worker(), m.CronJobs.worker(), m.Budgets.worker()}
 }
 
 // Informers returns the shared informers (for the test harness).
