@@ -49,6 +49,14 @@ func SetDefaults(obj Object) {
 		SetDefaultsJob(o)
 	case *CronJob:
 		SetDefaultsCronJob(o)
+	case *StatefulSet:
+		SetDefaultsStatefulSet(o)
+	case *PersistentVolumeClaim:
+		SetDefaultsPersistentVolumeClaim(o)
+	case *PersistentVolume:
+		SetDefaultsPersistentVolume(o)
+	case *StorageClass:
+		SetDefaultsStorageClass(o)
 	}
 	// ConfigMap and Event have no defaults.
 }

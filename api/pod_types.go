@@ -73,6 +73,15 @@ type VolumeSource struct {
 	EmptyDir  *EmptyDirVolumeSource  `json:"emptyDir,omitempty"`
 	Secret    *SecretVolumeSource    `json:"secret,omitempty"`
 	ConfigMap *ConfigMapVolumeSource `json:"configMap,omitempty"`
+
+	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
+}
+
+// PersistentVolumeClaimVolumeSource mounts the volume bound to a claim of
+// the pod's namespace.
+type PersistentVolumeClaimVolumeSource struct {
+	ClaimName string `json:"claimName"`
+	ReadOnly  bool   `json:"readOnly,omitempty"`
 }
 
 // HostPathVolumeSource mounts a path of the node.

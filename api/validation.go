@@ -50,6 +50,14 @@ func Validate(obj Object) FieldErrors {
 		errs = validateCronJob(o)
 	case *PodDisruptionBudget:
 		errs = validatePodDisruptionBudget(o)
+	case *StatefulSet:
+		errs = validateStatefulSet(o)
+	case *PersistentVolumeClaim:
+		errs = validatePersistentVolumeClaim(o)
+	case *PersistentVolume:
+		errs = validatePersistentVolume(o)
+	case *StorageClass:
+		errs = validateStorageClass(o)
 	default:
 		return FieldErrors{NotSupported(NewPath("kind"), fmt.Sprintf("%T", obj), supportedKinds())}
 	}
@@ -88,6 +96,14 @@ func isNilObject(obj Object) bool {
 	case *CronJob:
 		return o == nil
 	case *PodDisruptionBudget:
+		return o == nil
+	case *StatefulSet:
+		return o == nil
+	case *PersistentVolumeClaim:
+		return o == nil
+	case *PersistentVolume:
+		return o == nil
+	case *StorageClass:
 		return o == nil
 	}
 	return false

@@ -58,6 +58,8 @@ func ValidateUpdate(obj, old Object) FieldErrors {
 		errs = append(errs, validateSelectorUpdate(o.Spec.Selector, old.(*ReplicaSet).Spec.Selector)...)
 	case *Job:
 		errs = append(errs, validateJobUpdate(o, old.(*Job))...)
+	case *StatefulSet:
+		errs = append(errs, validateSelectorUpdate(o.Spec.Selector, old.(*StatefulSet).Spec.Selector)...)
 	}
 	if len(errs) == 0 {
 		return nil

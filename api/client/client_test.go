@@ -23,18 +23,22 @@ const listReply = `{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion
 // collectionPaths is the SPEC's URL layout: list path across all
 // namespaces and in namespace "prod", for every resource skiff serves.
 var collectionPaths = map[string][2]string{
-	"namespaces":           {"/api/v1/namespaces", "/api/v1/namespaces"},
-	"nodes":                {"/api/v1/nodes", "/api/v1/nodes"},
-	"pods":                 {"/api/v1/pods", "/api/v1/namespaces/prod/pods"},
-	"events":               {"/api/v1/events", "/api/v1/namespaces/prod/events"},
-	"secrets":              {"/api/v1/secrets", "/api/v1/namespaces/prod/secrets"},
-	"configmaps":           {"/api/v1/configmaps", "/api/v1/namespaces/prod/configmaps"},
-	"deployments":          {"/apis/apps/v1/deployments", "/apis/apps/v1/namespaces/prod/deployments"},
-	"replicasets":          {"/apis/apps/v1/replicasets", "/apis/apps/v1/namespaces/prod/replicasets"},
-	"jobs":                 {"/apis/batch/v1/jobs", "/apis/batch/v1/namespaces/prod/jobs"},
-	"cronjobs":             {"/apis/batch/v1/cronjobs", "/apis/batch/v1/namespaces/prod/cronjobs"},
-	"poddisruptionbudgets": {"/apis/policy/v1/poddisruptionbudgets", "/apis/policy/v1/namespaces/prod/poddisruptionbudgets"},
-	"daemonsets":           {"/apis/apps/v1/daemonsets", "/apis/apps/v1/namespaces/prod/daemonsets"},
+	"namespaces":             {"/api/v1/namespaces", "/api/v1/namespaces"},
+	"nodes":                  {"/api/v1/nodes", "/api/v1/nodes"},
+	"pods":                   {"/api/v1/pods", "/api/v1/namespaces/prod/pods"},
+	"events":                 {"/api/v1/events", "/api/v1/namespaces/prod/events"},
+	"secrets":                {"/api/v1/secrets", "/api/v1/namespaces/prod/secrets"},
+	"configmaps":             {"/api/v1/configmaps", "/api/v1/namespaces/prod/configmaps"},
+	"deployments":            {"/apis/apps/v1/deployments", "/apis/apps/v1/namespaces/prod/deployments"},
+	"replicasets":            {"/apis/apps/v1/replicasets", "/apis/apps/v1/namespaces/prod/replicasets"},
+	"jobs":                   {"/apis/batch/v1/jobs", "/apis/batch/v1/namespaces/prod/jobs"},
+	"cronjobs":               {"/apis/batch/v1/cronjobs", "/apis/batch/v1/namespaces/prod/cronjobs"},
+	"statefulsets":           {"/apis/apps/v1/statefulsets", "/apis/apps/v1/namespaces/prod/statefulsets"},
+	"persistentvolumeclaims": {"/api/v1/persistentvolumeclaims", "/api/v1/namespaces/prod/persistentvolumeclaims"},
+	"persistentvolumes":      {"/api/v1/persistentvolumes", "/api/v1/persistentvolumes"},
+	"storageclasses":         {"/apis/storage.k8s.io/v1/storageclasses", "/apis/storage.k8s.io/v1/storageclasses"},
+	"poddisruptionbudgets":   {"/apis/policy/v1/poddisruptionbudgets", "/apis/policy/v1/namespaces/prod/poddisruptionbudgets"},
+	"daemonsets":             {"/apis/apps/v1/daemonsets", "/apis/apps/v1/namespaces/prod/daemonsets"},
 }
 
 func TestURLLayoutEveryResource(t *testing.T) {

@@ -174,7 +174,10 @@ func layoutFor(kind string) (layout, bool) {
 			col("Age", "string", descAge),
 		}}, true
 	}
-	return workloadLayout(kind)
+	if l, ok := workloadLayout(kind); ok {
+		return l, true
+	}
+	return storageLayout(kind)
 }
 
 // typed adapts a row function of one concrete type to layout.row,

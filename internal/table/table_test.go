@@ -31,18 +31,22 @@ func TestColumns(t *testing.T) {
 	w := func(name string) c { return c{name, "string", "", 1} }
 	name := c{"Name", "string", "name", 0}
 	tests := map[string][]c{
-		"Pod":                 {name, s("Ready"), s("Status"), s("Restarts"), s("Age"), w("IP"), w("Node"), w("Nominated Node"), w("Readiness Gates")},
-		"Node":                {name, s("Status"), s("Roles"), s("Age"), s("Version"), w("Internal-IP"), w("External-IP"), w("OS-Image"), w("Kernel-Version"), w("Container-Runtime")},
-		"Deployment":          {name, s("Ready"), s("Up-to-date"), s("Available"), s("Age"), w("Containers"), w("Images"), w("Selector")},
-		"DaemonSet":           {name, i("Desired"), i("Current"), i("Ready"), i("Up-to-date"), i("Available"), s("Node Selector"), s("Age"), w("Containers"), w("Images"), w("Selector")},
-		"Event":               {s("Last Seen"), s("Type"), s("Reason"), s("Object"), w("Subobject"), w("Source"), s("Message"), w("First Seen"), w("Count"), {"Name", "string", "name", 1}},
-		"Secret":              {name, s("Type"), s("Data"), s("Age")},
-		"ConfigMap":           {name, s("Data"), s("Age")},
-		"Namespace":           {name, s("Status"), s("Age")},
-		"ReplicaSet":          {name, i("Desired"), i("Current"), i("Ready"), s("Age"), w("Containers"), w("Images"), w("Selector")},
-		"Job":                 {name, s("Status"), s("Completions"), s("Duration"), s("Age"), w("Containers"), w("Images"), w("Selector")},
-		"PodDisruptionBudget": {name, s("Min Available"), s("Max Unavailable"), i("Allowed Disruptions"), s("Age")},
-		"CronJob":             {name, s("Schedule"), s("Timezone"), {"Suspend", "boolean", "", 0}, i("Active"), s("Last Schedule"), s("Age"), w("Containers"), w("Images"), w("Selector")},
+		"Pod":                   {name, s("Ready"), s("Status"), s("Restarts"), s("Age"), w("IP"), w("Node"), w("Nominated Node"), w("Readiness Gates")},
+		"Node":                  {name, s("Status"), s("Roles"), s("Age"), s("Version"), w("Internal-IP"), w("External-IP"), w("OS-Image"), w("Kernel-Version"), w("Container-Runtime")},
+		"Deployment":            {name, s("Ready"), s("Up-to-date"), s("Available"), s("Age"), w("Containers"), w("Images"), w("Selector")},
+		"DaemonSet":             {name, i("Desired"), i("Current"), i("Ready"), i("Up-to-date"), i("Available"), s("Node Selector"), s("Age"), w("Containers"), w("Images"), w("Selector")},
+		"Event":                 {s("Last Seen"), s("Type"), s("Reason"), s("Object"), w("Subobject"), w("Source"), s("Message"), w("First Seen"), w("Count"), {"Name", "string", "name", 1}},
+		"Secret":                {name, s("Type"), s("Data"), s("Age")},
+		"ConfigMap":             {name, s("Data"), s("Age")},
+		"Namespace":             {name, s("Status"), s("Age")},
+		"ReplicaSet":            {name, i("Desired"), i("Current"), i("Ready"), s("Age"), w("Containers"), w("Images"), w("Selector")},
+		"Job":                   {name, s("Status"), s("Completions"), s("Duration"), s("Age"), w("Containers"), w("Images"), w("Selector")},
+		"PodDisruptionBudget":   {name, s("Min Available"), s("Max Unavailable"), i("Allowed Disruptions"), s("Age")},
+		"StatefulSet":           {name, s("Ready"), s("Age"), w("Containers"), w("Images")},
+		"PersistentVolumeClaim": {name, s("Status"), s("Volume"), s("Capacity"), s("Access Modes"), s("StorageClass"), s("VolumeAttributesClass"), s("Age"), w("VolumeMode")},
+		"PersistentVolume":      {name, s("Capacity"), s("Access Modes"), s("Reclaim Policy"), s("Status"), s("Claim"), s("StorageClass"), s("VolumeAttributesClass"), s("Reason"), s("Age"), w("VolumeMode")},
+		"StorageClass":          {name, s("Provisioner"), s("ReclaimPolicy"), s("VolumeBindingMode"), s("AllowVolumeExpansion"), s("Age")},
+		"CronJob":               {name, s("Schedule"), s("Timezone"), {"Suspend", "boolean", "", 0}, i("Active"), s("Last Schedule"), s("Age"), w("Containers"), w("Images"), w("Selector")},
 	}
 	for _, res := range api.Resources() {
 		want, ok := tests[res.Kind]

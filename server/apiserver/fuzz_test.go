@@ -27,18 +27,22 @@ type fuzzServer struct {
 // fuzzSeeds are valid objects, one per resource, stored before fuzzing.
 // Their names are what FuzzUpdate and FuzzPatch address.
 var fuzzSeeds = map[string]string{
-	"namespaces":           `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fz"}}`,
-	"nodes":                `{"apiVersion":"v1","kind":"Node","metadata":{"name":"fz"},"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-11-21T12:00:00Z"}]}}`,
-	"pods":                 `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fz","labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`,
-	"events":               `{"apiVersion":"v1","kind":"Event","metadata":{"name":"fz"},"involvedObject":{"kind":"Pod","name":"fz","namespace":"default"},"reason":"Started","message":"m","type":"Normal"}`,
-	"secrets":              `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"fz"},"data":{"k":"dg=="}}`,
-	"configmaps":           `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fz"},"data":{"k":"v"}}`,
-	"deployments":          `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"fz"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
-	"replicasets":          `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"fz"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
-	"jobs":                 `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"fz"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}`,
-	"poddisruptionbudgets": `{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"fz"},"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"fz"}}}}`,
-	"cronjobs":             `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"fz"},"spec":{"schedule":"*/5 * * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"OnFailure","containers":[{"name":"c","image":"busybox"}]}}}}}}`,
-	"daemonsets":           `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"fz"},"spec":{"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
+	"namespaces":             `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fz"}}`,
+	"nodes":                  `{"apiVersion":"v1","kind":"Node","metadata":{"name":"fz"},"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-11-21T12:00:00Z"}]}}`,
+	"pods":                   `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fz","labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`,
+	"events":                 `{"apiVersion":"v1","kind":"Event","metadata":{"name":"fz"},"involvedObject":{"kind":"Pod","name":"fz","namespace":"default"},"reason":"Started","message":"m","type":"Normal"}`,
+	"secrets":                `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"fz"},"data":{"k":"dg=="}}`,
+	"configmaps":             `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fz"},"data":{"k":"v"}}`,
+	"deployments":            `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"fz"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
+	"replicasets":            `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"fz"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
+	"jobs":                   `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"fz"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}`,
+	"statefulsets":           `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"fz"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox","volumeMounts":[{"name":"data","mountPath":"/data"}]}]}},"volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}]}}`,
+	"persistentvolumeclaims": `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"fz"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}`,
+	"persistentvolumes":      `{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"fz"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],"hostPath":{"path":"/srv/fz"}}}`,
+	"storageclasses":         `{"apiVersion":"storage.k8s.io/v1","kind":"StorageClass","metadata":{"name":"fz"},"provisioner":"example.com/fz"}`,
+	"poddisruptionbudgets":   `{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"fz"},"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"fz"}}}}`,
+	"cronjobs":               `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"fz"},"spec":{"schedule":"*/5 * * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"OnFailure","containers":[{"name":"c","image":"busybox"}]}}}}}}`,
+	"daemonsets":             `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"fz"},"spec":{"selector":{"matchLabels":{"app":"fz"}},"template":{"metadata":{"labels":{"app":"fz"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
 }
 
 // fuzzContentTypes seed the content-type argument; the fuzzer mutates
