@@ -141,7 +141,7 @@ func SetDefaultsPodSpec(s *PodSpec) {
 
 func setDefaultsVolume(v *Volume) {
 	src := &v.VolumeSource
-	if src.HostPath == nil && src.EmptyDir == nil && src.Secret == nil && src.ConfigMap == nil {
+	if src.HostPath == nil && src.EmptyDir == nil && src.Secret == nil && src.ConfigMap == nil && src.PersistentVolumeClaim == nil {
 		src.EmptyDir = &EmptyDirVolumeSource{}
 	}
 	if src.HostPath != nil && src.HostPath.Type == nil {

@@ -162,10 +162,13 @@ type Informers struct {
 	Pods, Nodes, Deployments, DaemonSets *Informer
 	ReplicaSets, Jobs, CronJobs          *Informer
 	PodDisruptionBudgets                 *Informer
+	StatefulSets, PersistentVolumeClaims *Informer
+	PersistentVolumes, StorageClasses    *Informer
 }
 
 func (in *Informers) all() []*Informer {
-	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.ReplicaSets, in.Jobs, in.CronJobs, in.PodDisruptionBudgets}
+	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.ReplicaSets, in.Jobs, in.CronJobs, in.PodDisruptionBudgets,
+		in.StatefulSets, in.PersistentVolumeClaims, in.PersistentVolumes, in.StorageClasses}
 }
 
 // Manager runs every controller over one set of informers. Create it with
@@ -181,6 +184,8 @@ type Manager struct {
 	Jobs      *JobController
 	CronJobs  *CronJobController
 	Budgets   *DisruptionController
+	Stateful  *StatefulSetController
+	LocalPath *LocalPathController
 }
 
 // New builds the informers and controllers of cfg.
@@ -199,7 +204,11 @@ func New(cfg Config) (*Manager, error) {
 		Jobs:        NewInformer(cfg.Store, "jobs", cfg.Clock, log),
 		CronJobs:    NewInformer(cfg.Store, "cronjobs", cfg.Clock, log),
 
-		PodDisruptionBudgets: NewInformer(cfg.Store, "poddisruptionbudgets", cfg.Clock, log),
+		PodDisruptionBudgets:   NewInformer(cfg.Store, "poddisruptionbudgets", cfg.Clock, log),
+		StatefulSets:           NewInformer(cfg.Store, "statefulsets", cfg.Clock, log),
+		PersistentVolumeClaims: NewInformer(cfg.Store, "persistentvolumeclaims", cfg.Clock, log),
+		PersistentVolumes:      NewInformer(cfg.Store, "persistentvolumes", cfg.Clock, log),
+		StorageClasses:         NewInformer(cfg.Store, "storageclasses", cfg.Clock, log),
 	}
 	in.Pods.AddIndex(indexByOwner, podsByOwner)
 	in.ReplicaSets.AddIndex(indexByOwner, podsByOwner)
@@ -215,12 +224,15 @@ func New(cfg Config) (*Manager, error) {
 	m.Jobs = newJobController(cfg, in, w)
 	m.CronJobs = newCronJobController(cfg, in)
 	m.Budgets = newDisruptionController(cfg, in)
+	m.Stateful = newStatefulSetController(cfg, in, w)
+	m.LocalPath = newLocalPathController(cfg, in)
 	return m, nil
 }
 
 // workers returns every controller's queue and reconcile function.
 func (m *Manager) workers() []*worker {
-	return []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Replicas.worker(), m.Jobs.worker(), m.CronJobs.worker(), m.Budgets.worker()}
+	return []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Replicas.worker(), m.Jobs.worker(), m.CronJobs.worker(), m.Budgets.worker(),
+		m.Stateful.worker(), m.LocalPath.worker()}
 }
 
 // Informers returns the shared informers (for the test harness).
@@ -321,6 +333,12 @@ func eventf(ctx context.Context, r EventRecorder, obj api.Object, typ, reason, f
 		v := *o
 		c = &v
 	case *api.CronJob:
+		v := *o
+		c = &v
+	case *api.StatefulSet:
+		v := *o
+		c = &v
+	case *api.PersistentVolumeClaim:
 		v := *o
 		c = &v
 	default:

@@ -15,11 +15,12 @@ import (
 
 // ownerKinds are the owners the collector knows, by apiVersion/kind.
 var ownerKinds = map[string]string{
-	"apps/v1/Deployment": "deployments",
-	"apps/v1/DaemonSet":  "daemonsets",
-	"apps/v1/ReplicaSet": "replicasets",
-	"batch/v1/Job":       "jobs",
-	"batch/v1/CronJob":   "cronjobs",
+	"apps/v1/Deployment":  "deployments",
+	"apps/v1/DaemonSet":   "daemonsets",
+	"apps/v1/ReplicaSet":  "replicasets",
+	"batch/v1/Job":        "jobs",
+	"batch/v1/CronJob":    "cronjobs",
+	"apps/v1/StatefulSet": "statefulsets",
 }
 
 // dependentKeyPrefix marks a queue key that names a dependent other than
@@ -184,7 +185,7 @@ func (c *GarbageCollector) collectPod(ctx context.Context, p *api.Pod) (time.Dur
 // dependents, by resource.
 func (c *GarbageCollector) owners() map[string]*Informer {
 	return map[string]*Informer{"deployments": c.in.Deployments, "daemonsets": c.in.DaemonSets,
-		"replicasets": c.in.ReplicaSets, "jobs": c.in.Jobs, "cronjobs": c.in.CronJobs}
+		"replicasets": c.in.ReplicaSets, "jobs": c.in.Jobs, "cronjobs": c.in.CronJobs, "statefulsets": c.in.StatefulSets}
 }
 
 // dependents returns the informers of the kinds other than pods that
