@@ -128,6 +128,20 @@ func (o *objectGetter) GetSecret(ctx context.Context, ns, name string) (*api.Sec
 	return s, notFound("secret", ns, name, err)
 }
 
+// GetPersistentVolumeClaim reads a claim when the real getter can.
+func (o *objectGetter) GetPersistentVolumeClaim(ctx context.Context, ns, name string) (*api.PersistentVolumeClaim, error) {
+	g, err := o.get()
+	if err != nil {
+		return nil, err
+	}
+	cg, ok := g.(volumes.ClaimGetter)
+	if !ok {
+		return nil, fmt.Errorf("persistentvolumeclaim %s/%s: this agent cannot read claims", ns, name)
+	}
+	c, err := cg.GetPersistentVolumeClaim(ctx, ns, name)
+	return c, notFound("persistentvolumeclaim", ns, name, err)
+}
+
 func (o *objectGetter) GetConfigMap(ctx context.Context, ns, name string) (*api.ConfigMap, error) {
 	g, err := o.get()
 	if err != nil {

@@ -250,3 +250,9 @@ func validateStorageClass(s *StorageClass) FieldErrors {
 
 // ResourceStorage is the size of a volume or claim.
 const ResourceStorage ResourceName = "storage"
+
+// LocalPathDir is the directory, under an agent's
+// <data-dir>/agent/volumes, of the local-path volume named volume bound
+// to claim ns/name ("pvc-<uid>_<ns>_<name>", as k3s names them). The
+// agent derives it from the claim alone.
+func LocalPathDir(volume, ns, name string) string { return volume + "_" + ns + "_" + name }

@@ -84,7 +84,7 @@ func (s *server) nodeFacts(r *http.Request, node string, req *auth.Request) erro
 				req.BoundToNode = pod.Spec.NodeName
 			}
 		}
-	case auth.ResourceSecrets, auth.ResourceConfigMaps:
+	case auth.ResourceSecrets, auth.ResourceConfigMaps, auth.ResourceClaims:
 		name := req.Name
 		if name == "" {
 			name = req.FieldSelector[auth.FieldMetadataName]
@@ -124,6 +124,14 @@ func (s *server) referencedByNodePods(r *http.Request, node, resource, namespace
 // or configmap ("configmaps") name: as a volume, an env valueFrom, or
 // (secrets) an image pull secret.
 func podReferences(pod *api.Pod, resource, name string) bool {
+	if resource == auth.ResourceClaims {
+		for _, v := range pod.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
+				return true
+			}
+		}
+		return false
+	}
 	secret := resource == auth.ResourceSecrets
 	for _, v := range pod.Spec.Volumes {
 		if secret && v.Secret != nil && v.Secret.SecretName == name ||

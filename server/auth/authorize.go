@@ -31,6 +31,8 @@ const (
 	ResourceNamespaces  = "namespaces"
 	ResourceDeployments = "deployments"
 	ResourceDaemonSets  = "daemonsets"
+	// ResourceClaims: a node reads the claims its pods mount.
+	ResourceClaims = "persistentvolumeclaims"
 
 	SubresourceStatus = "status"
 	SubresourceLog    = "log"
@@ -113,7 +115,7 @@ func Authorize(id Identity, req Request) Decision {
 		return n.nodes()
 	case ResourcePods:
 		return n.pods()
-	case ResourceSecrets, ResourceConfigMaps:
+	case ResourceSecrets, ResourceConfigMaps, ResourceClaims:
 		return n.referenced()
 	case ResourceEvents:
 		if req.Subresource == "" && (req.Verb == VerbCreate || req.Verb == VerbUpdate || req.Verb == VerbPatch) {

@@ -28,11 +28,6 @@ const (
 	localPathDirectoryOrMake = "DirectoryOrCreate"
 )
 
-// LocalPathDir is the directory, under an agent's volumes dir, of the
-// local-path volume named volume for claim ns/name, as k3s names them.
-// The agent derives it from the claim alone.
-func LocalPathDir(volume, ns, name string) string { return volume + "_" + ns + "_" + name }
-
 // LocalPathController is the built-in local-path provisioner: a claim of
 // a local-path class is bound, once the first pod that uses it is
 // scheduled (WaitForFirstConsumer), to a new volume — a directory of that
@@ -143,7 +138,7 @@ func (c *LocalPathController) sync(ctx context.Context, key string) (time.Durati
 		ObjectMeta: api.ObjectMeta{Name: pvName, Annotations: map[string]string{annotationProvisionedBy: api.LocalPathProvisioner}},
 		Spec: api.PersistentVolumeSpec{
 			Capacity:                      api.ResourceList{api.ResourceStorage: size},
-			HostPath:                      &api.HostPathVolumeSource{Path: path.Join(DefaultVolumesDir, LocalPathDir(pvName, claim.Namespace, claim.Name)), Type: &dirType},
+			HostPath:                      &api.HostPathVolumeSource{Path: path.Join(DefaultVolumesDir, api.LocalPathDir(pvName, claim.Namespace, claim.Name)), Type: &dirType},
 			AccessModes:                   claim.Spec.AccessModes,
 			ClaimRef:                      &api.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID},
 			PersistentVolumeReclaimPolicy: reclaim,
