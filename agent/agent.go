@@ -26,6 +26,7 @@ import (
 	"github.com/skiffhq/skiff/agent/runtime/containerd"
 	"github.com/skiffhq/skiff/agent/runtime/containerd/daemon"
 	"github.com/skiffhq/skiff/agent/status"
+	"github.com/skiffhq/skiff/agent/volumes"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/clock"
@@ -394,6 +395,8 @@ func (a *Agent) online(ctx context.Context, goRun func(string, func()), cred nod
 	events.attach(rec)
 	nodes := &network.NodeWatcher{Client: c, Sink: a.network, Clock: a.clk, Logger: a.log.With("component", "network")}
 	goRun("node-watcher", func() { nodes.Run(ctx) })
+	reaper := &volumes.Reaper{Dir: a.path("volumes"), Volumes: volumeChecker{c}, Clock: a.clk, Logger: a.log.With("component", "volumes")}
+	goRun("volume-reaper", func() { reaper.Run(ctx) })
 
 	cert, fp, err := logs.EnsureServingCert(a.dir, a.cfg.NodeName, a.clk.Now())
 	if err != nil {
