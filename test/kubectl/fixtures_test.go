@@ -158,3 +158,20 @@ spec:
             image: busybox:1.36
 `, ns, name)
 }
+
+func statefulSetYAML(ns, name string) string {
+	return strings.Replace(daemonSetYAML(ns, name), "kind: DaemonSet", "kind: StatefulSet", 1)
+}
+
+func claimYAML(ns, name string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: %[2]s
+  namespace: %[1]s
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests: {storage: 1Gi}
+`, ns, name)
+}

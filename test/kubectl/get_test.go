@@ -63,7 +63,7 @@ func seedEveryKind(t *testing.T, c *cluster) (string, []kindCase) {
 	manifests := []string{
 		nodeYAML(node), podYAML(ns, "pod-a", ""), deploymentYAML(ns, "deploy-a", 2, "nginx:1.27"),
 		daemonSetYAML(ns, "ds-a"), configMapYAML(ns, "cm-a"), secretYAML(ns, "secret-a"), eventYAML(ns, "event-a", "pod-a", ""),
-		replicaSetYAML(ns, "rs-a"), jobYAML(ns, "job-a"), cronJobYAML(ns, "cj-a"),
+		replicaSetYAML(ns, "rs-a"), jobYAML(ns, "job-a"), cronJobYAML(ns, "cj-a"), statefulSetYAML(ns, "sts-a"), claimYAML(ns, "pvc-a"),
 	}
 	c.stdinOK(t, strings.Join(manifests, "---\n"), "create", "-f", "-")
 	return ns, []kindCase{
@@ -76,6 +76,9 @@ func seedEveryKind(t *testing.T, c *cluster) (string, []kindCase) {
 		{"namespaces", ns, false, "NAME STATUS AGE", "", "Namespace"},
 		{"replicasets", "rs-a", true, "NAME DESIRED CURRENT READY AGE", "NAME DESIRED CURRENT READY AGE CONTAINERS IMAGES SELECTOR", "ReplicaSet"},
 		{"jobs", "job-a", true, "NAME STATUS COMPLETIONS DURATION AGE", "NAME STATUS COMPLETIONS DURATION AGE CONTAINERS IMAGES SELECTOR", "Job"},
+		{"statefulsets", "sts-a", true, "NAME READY AGE", "NAME READY AGE CONTAINERS IMAGES", "StatefulSet"},
+		{"persistentvolumeclaims", "pvc-a", true, "NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VOLUMEATTRIBUTESCLASS AGE", "NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VOLUMEATTRIBUTESCLASS AGE VOLUMEMODE", "PersistentVolumeClaim"},
+		{"storageclasses", "local-path", false, "NAME PROVISIONER RECLAIMPOLICY VOLUMEBINDINGMODE ALLOWVOLUMEEXPANSION AGE", "", "StorageClass"},
 		{"cronjobs", "cj-a", true, "NAME SCHEDULE TIMEZONE SUSPEND ACTIVE LAST SCHEDULE AGE", "NAME SCHEDULE TIMEZONE SUSPEND ACTIVE LAST SCHEDULE AGE CONTAINERS IMAGES SELECTOR", "CronJob"},
 		{"events", "event-a", true, "LAST SEEN TYPE REASON OBJECT MESSAGE", "LAST SEEN TYPE REASON OBJECT SUBOBJECT SOURCE MESSAGE FIRST SEEN COUNT NAME", "Event"},
 	}
@@ -109,7 +112,7 @@ func TestGetStructuredOutput(t *testing.T) {
 	if got != want {
 		t.Errorf("get po,deploy,ds,cm -o name = %q; want %q", got, want)
 	}
-	if got, want := c.ok(t, "get", "all", "-n", ns, "-o", "name"), "pod/pod-a\ndaemonset.apps/ds-a\ndeployment.apps/deploy-a\nreplicaset.apps/rs-a\ncronjob.batch/cj-a\njob.batch/job-a\n"; got != want {
+	if got, want := c.ok(t, "get", "all", "-n", ns, "-o", "name"), "pod/pod-a\ndaemonset.apps/ds-a\ndeployment.apps/deploy-a\nreplicaset.apps/rs-a\nstatefulset.apps/sts-a\ncronjob.batch/cj-a\njob.batch/job-a\n"; got != want {
 		t.Errorf("get all -o name = %q; want %q", got, want)
 	}
 	if got := c.ok(t, "get", "pod", "pod-a", "-n", ns, "-o", "jsonpath={.spec.containers[0].image}"); got != "busybox:1.36" {
