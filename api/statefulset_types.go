@@ -21,17 +21,28 @@ const (
 
 // StatefulSetSpec is the desired state of a StatefulSet.
 type StatefulSetSpec struct {
-	Replicas                             *int32                                           `json:"replicas,omitempty"`
-	Selector                             *LabelSelector                                   `json:"selector"`
-	Template                             PodTemplateSpec                                  `json:"template"`
-	VolumeClaimTemplates                 []PersistentVolumeClaim                          `json:"volumeClaimTemplates,omitempty"`
-	ServiceName                          string                                           `json:"serviceName,omitempty"`
-	PodManagementPolicy                  string                                           `json:"podManagementPolicy,omitempty"`
-	UpdateStrategy                       StatefulSetUpdateStrategy                        `json:"updateStrategy,omitzero"`
-	RevisionHistoryLimit                 *int32                                           `json:"revisionHistoryLimit,omitempty"`
-	MinReadySeconds                      int32                                            `json:"minReadySeconds,omitempty"`
+	// Desired pods, named <name>-<ordinal>. Default 1.
+	Replicas *int32 `json:"replicas,omitempty"`
+	// Selects the StatefulSet's pods; must match the template's labels.
+	Selector *LabelSelector `json:"selector"`
+	// The pods the StatefulSet runs.
+	Template PodTemplateSpec `json:"template"`
+	// Claims each pod gets, named <template>-<name>-<ordinal>; they outlive the pods.
+	VolumeClaimTemplates []PersistentVolumeClaim `json:"volumeClaimTemplates,omitempty"`
+	// Headless Service that gives the pods stable DNS names (pod subdomain).
+	ServiceName string `json:"serviceName,omitempty"`
+	// OrderedReady (default: one pod at a time, in ordinal order) or Parallel.
+	PodManagementPolicy string `json:"podManagementPolicy,omitempty"`
+	// RollingUpdate (default; highest ordinal first, down to partition) or OnDelete.
+	UpdateStrategy StatefulSetUpdateStrategy `json:"updateStrategy,omitzero"`
+	// Old revisions kept. Stored only.
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	// Seconds a pod must be ready to count as available.
+	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+	// What happens to claims when the set is deleted or scaled down; skiff retains them.
 	PersistentVolumeClaimRetentionPolicy *StatefulSetPersistentVolumeClaimRetentionPolicy `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
-	Ordinals                             *StatefulSetOrdinals                             `json:"ordinals,omitempty"`
+	// The first ordinal (default 0).
+	Ordinals *StatefulSetOrdinals `json:"ordinals,omitempty"`
 }
 
 // StatefulSetUpdateStrategy says how pods are replaced on a template

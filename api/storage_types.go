@@ -16,12 +16,18 @@ type PersistentVolumeClaim struct {
 
 // PersistentVolumeClaimSpec is what a claim asks for.
 type PersistentVolumeClaimSpec struct {
-	AccessModes      []string                   `json:"accessModes,omitempty"`
-	Selector         *LabelSelector             `json:"selector,omitempty"`
-	Resources        VolumeResourceRequirements `json:"resources,omitzero"`
-	VolumeName       string                     `json:"volumeName,omitempty"`
-	StorageClassName *string                    `json:"storageClassName,omitempty"`
-	VolumeMode       *string                    `json:"volumeMode,omitempty"`
+	// Access modes the volume must have (ReadWriteOnce, ReadOnlyMany, ReadWriteMany, ReadWriteOncePod).
+	AccessModes []string `json:"accessModes,omitempty"`
+	// Selects pre-made volumes to bind. Stored only.
+	Selector *LabelSelector `json:"selector,omitempty"`
+	// The storage requested (requests.storage).
+	Resources VolumeResourceRequirements `json:"resources,omitzero"`
+	// The volume the claim is bound to.
+	VolumeName string `json:"volumeName,omitempty"`
+	// The class of storage; unset means the default class (local-path).
+	StorageClassName *string `json:"storageClassName,omitempty"`
+	// Filesystem (default) or Block.
+	VolumeMode *string `json:"volumeMode,omitempty"`
 }
 
 // VolumeResourceRequirements is the storage a claim requests.
