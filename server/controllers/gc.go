@@ -44,6 +44,9 @@ type GarbageCollector struct {
 
 	mu          sync.Mutex
 	missingNode map[string]time.Time // pod key → when its node was first seen missing
+
+	ownersOnce     sync.Once
+	ownerInformers map[string]*Informer // by resource, built once
 }
 
 // gcSweepKey is the queue key of the periodic full scan.
@@ -132,8 +135,7 @@ func (c *GarbageCollector) sync(ctx context.Context, key string) (time.Duration,
 // name and UID, not being deleted. Owners of kinds the collector does not
 // know are assumed to exist.
 func (c *GarbageCollector) ownerExists(ns string, ref api.OwnerReference) bool {
-	var inf *Informer
-	inf = c.owners()[ownerKinds[ref.APIVersion+"/"+ref.Kind]]
+	inf := c.owners()[ownerKinds[ref.APIVersion+"/"+ref.Kind]]
 	if inf == nil {
 		return true
 	}
@@ -184,6 +186,11 @@ func (c *GarbageCollector) collectPod(ctx context.Context, p *api.Pod) (time.Dur
 // owners returns the informers of the kinds that own pods or other
 // dependents, by resource.
 func (c *GarbageCollector) owners() map[string]*Informer {
+	c.ownersOnce.Do(func() { c.ownerInformers = c.buildOwners() })
+	return c.ownerInformers
+}
+
+func (c *GarbageCollector) buildOwners() map[string]*Informer {
 	return map[string]*Informer{"deployments": c.in.Deployments, "daemonsets": c.in.DaemonSets,
 		"replicasets": c.in.ReplicaSets, "jobs": c.in.Jobs, "cronjobs": c.in.CronJobs, "statefulsets": c.in.StatefulSets}
 }
