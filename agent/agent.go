@@ -27,6 +27,7 @@ import (
 	"github.com/skiffhq/skiff/agent/runtime/containerd/daemon"
 	"github.com/skiffhq/skiff/agent/status"
 	"github.com/skiffhq/skiff/agent/streaming"
+	"github.com/skiffhq/skiff/agent/volumes"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/backoff"
@@ -488,6 +489,11 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	nodes := &network.NodeWatcher{Client: c, Sink: sink, Clock: a.clk, Logger: a.log.With("component", "network")}
 	g.Go("node-watcher", nodes.Run)
 	a.services.watch(g, c)
+	reaper := &volumes.Reaper{Dir: a.path("volumes"), Volumes: volumeChecker{c}, Clock: a.clk, Logger: a.log.With("component", "volumes")}
+	g.Go("volume-reaper", func(ctx context.Context) error {
+		reaper.Run(ctx)
+		return ctx.Err()
+	})
 
 	cert, fp, err := logs.EnsureServingCert(a.dir, a.cfg.NodeName, a.clk.Now())
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/skiffhq/skiff/agent/status"
 	"github.com/skiffhq/skiff/agent/volumes"
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/client"
 )
 
 // deferredStatus is the kubelet's status manager before the agent has
@@ -128,6 +129,20 @@ func (o *objectGetter) GetSecret(ctx context.Context, ns, name string) (*api.Sec
 	return s, notFound("secret", ns, name, err)
 }
 
+// GetPersistentVolumeClaim reads a claim when the real getter can.
+func (o *objectGetter) GetPersistentVolumeClaim(ctx context.Context, ns, name string) (*api.PersistentVolumeClaim, error) {
+	g, err := o.get()
+	if err != nil {
+		return nil, err
+	}
+	cg, ok := g.(volumes.ClaimGetter)
+	if !ok {
+		return nil, fmt.Errorf("persistentvolumeclaim %s/%s: this agent cannot read claims", ns, name)
+	}
+	c, err := cg.GetPersistentVolumeClaim(ctx, ns, name)
+	return c, notFound("persistentvolumeclaim", ns, name, err)
+}
+
 func (o *objectGetter) GetConfigMap(ctx context.Context, ns, name string) (*api.ConfigMap, error) {
 	g, err := o.get()
 	if err != nil {
@@ -166,4 +181,24 @@ func (d *deferredRecorder) NodeEventf(typ, reason, format string, args ...any) {
 	if r := d.get(); r != nil {
 		r.NodeEventf(typ, reason, format, args...)
 	}
+}
+
+// volumeChecker asks the server whether a PersistentVolume exists (a
+// node may read the volumes pinned to it, and learns that others are
+// gone).
+type volumeChecker struct{ c *client.Client }
+
+func (v volumeChecker) VolumeExists(ctx context.Context, name string) (bool, error) {
+	res, ok := api.LookupResource("persistentvolumes")
+	if !ok {
+		return false, errors.New("persistentvolumes not registered")
+	}
+	_, err := v.c.Get(ctx, res, "", name)
+	switch {
+	case err == nil:
+		return true, nil
+	case api.IsNotFound(err):
+		return false, nil
+	}
+	return false, err
 }

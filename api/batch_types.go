@@ -16,16 +16,26 @@ const (
 
 // JobSpec is the desired state of a Job.
 type JobSpec struct {
-	Parallelism             *int32          `json:"parallelism,omitempty"`
-	Completions             *int32          `json:"completions,omitempty"`
-	ActiveDeadlineSeconds   *int64          `json:"activeDeadlineSeconds,omitempty"`
-	BackoffLimit            *int32          `json:"backoffLimit,omitempty"`
-	Selector                *LabelSelector  `json:"selector,omitempty"`
-	ManualSelector          *bool           `json:"manualSelector,omitempty"`
-	Template                PodTemplateSpec `json:"template"`
-	TTLSecondsAfterFinished *int32          `json:"ttlSecondsAfterFinished,omitempty"`
-	CompletionMode          *string         `json:"completionMode,omitempty"`
-	Suspend                 *bool           `json:"suspend,omitempty"`
+	// Most pods the Job runs at once. Default 1.
+	Parallelism *int32 `json:"parallelism,omitempty"`
+	// How many pods must succeed; unset makes a work queue (done when one succeeds and none runs).
+	Completions *int32 `json:"completions,omitempty"`
+	// Seconds since the Job started after which it fails (DeadlineExceeded) and its pods are stopped.
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+	// Failed pods (or container restarts with OnFailure) after which the Job fails (BackoffLimitExceeded). Default 6; a retry waits 10 s, doubling up to 6 minutes.
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+	// Selects the Job's pods; generated from the Job's UID unless manualSelector.
+	Selector *LabelSelector `json:"selector,omitempty"`
+	// Use the given selector instead of generating one.
+	ManualSelector *bool `json:"manualSelector,omitempty"`
+	// The pods the Job runs; restartPolicy must be Never or OnFailure.
+	Template PodTemplateSpec `json:"template"`
+	// Seconds after the Job finished (Complete or Failed) when it is deleted with its pods.
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+	// NonIndexed (default) or Indexed: each pod gets an index 0..completions-1 (annotation, label, JOB_COMPLETION_INDEX), and each index must succeed once.
+	CompletionMode *string `json:"completionMode,omitempty"`
+	// While true the Job runs no pods (its running pods are stopped) and its deadline does not run.
+	Suspend *bool `json:"suspend,omitempty"`
 	// PodReplacementPolicy is stored and returned; skiff replaces a
 	// failed pod once it has stopped (TerminatingOrFailed and Failed
 	// behave alike).
@@ -79,14 +89,22 @@ const (
 
 // CronJobSpec is the desired state of a CronJob.
 type CronJobSpec struct {
-	Schedule                   string          `json:"schedule"`
-	TimeZone                   *string         `json:"timeZone,omitempty"`
-	StartingDeadlineSeconds    *int64          `json:"startingDeadlineSeconds,omitempty"`
-	ConcurrencyPolicy          string          `json:"concurrencyPolicy,omitempty"`
-	Suspend                    *bool           `json:"suspend,omitempty"`
-	JobTemplate                JobTemplateSpec `json:"jobTemplate"`
-	SuccessfulJobsHistoryLimit *int32          `json:"successfulJobsHistoryLimit,omitempty"`
-	FailedJobsHistoryLimit     *int32          `json:"failedJobsHistoryLimit,omitempty"`
+	// Five cron fields (minute hour day-of-month month day-of-week) or a macro (@hourly, @daily, @weekly, @monthly, @yearly).
+	Schedule string `json:"schedule"`
+	// Time zone of the schedule (an IANA name such as Europe/Berlin); default the server's.
+	TimeZone *string `json:"timeZone,omitempty"`
+	// A run missed by more than this many seconds is skipped.
+	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
+	// Allow (default), Forbid (skip a run while one is active) or Replace (delete the active run).
+	ConcurrencyPolicy string `json:"concurrencyPolicy,omitempty"`
+	// While true no new Jobs are started.
+	Suspend *bool `json:"suspend,omitempty"`
+	// The Job each run creates.
+	JobTemplate JobTemplateSpec `json:"jobTemplate"`
+	// Finished successful Jobs kept. Default 3.
+	SuccessfulJobsHistoryLimit *int32 `json:"successfulJobsHistoryLimit,omitempty"`
+	// Failed Jobs kept. Default 1.
+	FailedJobsHistoryLimit *int32 `json:"failedJobsHistoryLimit,omitempty"`
 }
 
 // JobTemplateSpec is the Job a CronJob creates.

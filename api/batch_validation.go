@@ -43,6 +43,12 @@ func SetDefaultsJob(j *Job) {
 		t.Labels[LabelJobName] = j.Name
 		t.Labels[LabelLegacyControllerUID] = j.UID
 		t.Labels[LabelLegacyJobName] = j.Name
+		if len(j.Labels) == 0 {
+			j.Labels = map[string]string{}
+			for k, v := range t.Labels {
+				j.Labels[k] = v
+			}
+		}
 	}
 }
 

@@ -53,6 +53,14 @@ func SetDefaults(obj Object) {
 		SetDefaultsService(o)
 	case *EndpointSlice:
 		SetDefaultsEndpointSlice(o)
+	case *StatefulSet:
+		SetDefaultsStatefulSet(o)
+	case *PersistentVolumeClaim:
+		SetDefaultsPersistentVolumeClaim(o)
+	case *PersistentVolume:
+		SetDefaultsPersistentVolume(o)
+	case *StorageClass:
+		SetDefaultsStorageClass(o)
 	}
 	// ConfigMap and Event have no defaults.
 }
@@ -137,7 +145,7 @@ func SetDefaultsPodSpec(s *PodSpec) {
 
 func setDefaultsVolume(v *Volume) {
 	src := &v.VolumeSource
-	if src.HostPath == nil && src.EmptyDir == nil && src.Secret == nil && src.ConfigMap == nil {
+	if src.HostPath == nil && src.EmptyDir == nil && src.Secret == nil && src.ConfigMap == nil && src.PersistentVolumeClaim == nil {
 		src.EmptyDir = &EmptyDirVolumeSource{}
 	}
 	if src.HostPath != nil && src.HostPath.Type == nil {

@@ -23,29 +23,59 @@ const (
 // PodSpec is the desired state of a pod. Fields marked "stored only" are
 // accepted and returned but skiff does not act on them (see docs/api.md).
 type PodSpec struct {
-	Volumes                       []Volume               `json:"volumes,omitempty" patchStrategy:"merge,retainKeys" patchMergeKey:"name"`
-	InitContainers                []Container            `json:"initContainers,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
-	Containers                    []Container            `json:"containers" patchStrategy:"merge" patchMergeKey:"name"`
-	RestartPolicy                 RestartPolicy          `json:"restartPolicy,omitempty"`
-	TerminationGracePeriodSeconds *int64                 `json:"terminationGracePeriodSeconds,omitempty"`
-	ActiveDeadlineSeconds         *int64                 `json:"activeDeadlineSeconds,omitempty"` // stored only
-	DNSPolicy                     string                 `json:"dnsPolicy,omitempty"`
-	DNSConfig                     *PodDNSConfig          `json:"dnsConfig,omitempty"`
-	NodeSelector                  map[string]string      `json:"nodeSelector,omitempty"`
-	ServiceAccountName            string                 `json:"serviceAccountName,omitempty"` // stored only
-	AutomountServiceAccountToken  *bool                  `json:"automountServiceAccountToken,omitempty"`
-	NodeName                      string                 `json:"nodeName,omitempty"`
-	HostNetwork                   bool                   `json:"hostNetwork,omitempty"`
-	SecurityContext               *PodSecurityContext    `json:"securityContext,omitempty"`
-	ImagePullSecrets              []LocalObjectReference `json:"imagePullSecrets,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
-	Hostname                      string                 `json:"hostname,omitempty"`
-	Subdomain                     string                 `json:"subdomain,omitempty"`
-	Affinity                      *Affinity              `json:"affinity,omitempty"`
-	SchedulerName                 string                 `json:"schedulerName,omitempty"` // stored only
-	Tolerations                   []Toleration           `json:"tolerations,omitempty"`
-	PriorityClassName             string                 `json:"priorityClassName,omitempty"` // stored only
-	Priority                      *int32                 `json:"priority,omitempty"`
-	EnableServiceLinks            *bool                  `json:"enableServiceLinks,omitempty"` // stored only
+	// List of volumes that containers of the pod may mount: hostPath,
+	// emptyDir, secret, configMap or persistentVolumeClaim.
+	Volumes []Volume `json:"volumes,omitempty" patchStrategy:"merge,retainKeys" patchMergeKey:"name"`
+	// Containers run to completion, in order, before the app containers
+	// start; each must exit 0.
+	InitContainers []Container `json:"initContainers,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
+	// The app containers of the pod; at least one.
+	Containers []Container `json:"containers" patchStrategy:"merge" patchMergeKey:"name"`
+	// Restart policy for all containers: Always (default), OnFailure or
+	// Never.
+	RestartPolicy RestartPolicy `json:"restartPolicy,omitempty"`
+	// Seconds the pod is given to stop gracefully after SIGTERM before it
+	// is killed. Default 30.
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+	// Seconds the pod may be active before it is failed. Stored only.
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+	// DNS policy of the pod: ClusterFirst (default), Default or None.
+	DNSPolicy string `json:"dnsPolicy,omitempty"`
+	// Extra resolver settings, appended to (or with dnsPolicy None,
+	// making up) the pod's /etc/resolv.conf.
+	DNSConfig *PodDNSConfig `json:"dnsConfig,omitempty"`
+	// Labels a node must have for the pod to be scheduled there.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Name of the service account the pod runs as. Stored only.
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// Whether a service account token is mounted. Stored only.
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
+	// The node the pod is bound to: set by the scheduler, or by the
+	// client to bypass it.
+	NodeName string `json:"nodeName,omitempty"`
+	// Run the pod in the node's network namespace.
+	HostNetwork bool `json:"hostNetwork,omitempty"`
+	// Pod-level security attributes (user, group, supplemental groups).
+	SecurityContext *PodSecurityContext `json:"securityContext,omitempty"`
+	// Secrets of the pod's namespace used to pull its images.
+	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
+	// Hostname of the pod; defaults to its name.
+	Hostname string `json:"hostname,omitempty"`
+	// With hostname, makes the pod's name <hostname>.<subdomain>.<ns>.svc
+	// (a headless Service of that name). Stored only.
+	Subdomain string `json:"subdomain,omitempty"`
+	// Node affinity: required and preferred node constraints.
+	Affinity *Affinity `json:"affinity,omitempty"`
+	// The scheduler that places the pod. Stored only.
+	SchedulerName string `json:"schedulerName,omitempty"`
+	// Taints of nodes the pod tolerates.
+	Tolerations []Toleration `json:"tolerations,omitempty"`
+	// Name of the pod's priority class. Stored only.
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// Scheduling priority: higher-priority pods may preempt lower ones.
+	Priority *int32 `json:"priority,omitempty"`
+	// Whether Service environment variables are injected. Stored only.
+	EnableServiceLinks *bool `json:"enableServiceLinks,omitempty"`
 }
 
 // PodDNSConfig adds to (or, with dnsPolicy None, makes up) the pod's
@@ -89,6 +119,15 @@ type VolumeSource struct {
 	EmptyDir  *EmptyDirVolumeSource  `json:"emptyDir,omitempty"`
 	Secret    *SecretVolumeSource    `json:"secret,omitempty"`
 	ConfigMap *ConfigMapVolumeSource `json:"configMap,omitempty"`
+
+	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
+}
+
+// PersistentVolumeClaimVolumeSource mounts the volume bound to a claim of
+// the pod's namespace.
+type PersistentVolumeClaimVolumeSource struct {
+	ClaimName string `json:"claimName"`
+	ReadOnly  bool   `json:"readOnly,omitempty"`
 }
 
 // HostPathVolumeSource mounts a path of the node.

@@ -48,6 +48,11 @@ func Resources() []ResourceInfo {
 		{Group: "apps", Version: "v1", Resource: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", ShortNames: []string{"ds"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &DaemonSet{} }},
 		{Group: "apps", Version: "v1", Resource: "replicasets", Singular: "replicaset", Kind: "ReplicaSet", ShortNames: []string{"rs"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &ReplicaSet{} }},
 		{Group: "batch", Version: "v1", Resource: "jobs", Singular: "job", Kind: "Job", Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &Job{} }},
+		{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets", Singular: "poddisruptionbudget", Kind: "PodDisruptionBudget", ShortNames: []string{"pdb"}, Namespaced: true, HasStatus: true, New: func() Object { return &PodDisruptionBudget{} }},
+		{Group: "apps", Version: "v1", Resource: "statefulsets", Singular: "statefulset", Kind: "StatefulSet", ShortNames: []string{"sts"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &StatefulSet{} }},
+		{Version: "v1", Resource: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", ShortNames: []string{"pvc"}, Namespaced: true, HasStatus: true, New: func() Object { return &PersistentVolumeClaim{} }},
+		{Version: "v1", Resource: "persistentvolumes", Singular: "persistentvolume", Kind: "PersistentVolume", ShortNames: []string{"pv"}, HasStatus: true, New: func() Object { return &PersistentVolume{} }},
+		{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses", Singular: "storageclass", Kind: "StorageClass", ShortNames: []string{"sc"}, New: func() Object { return &StorageClass{} }},
 		{Group: "batch", Version: "v1", Resource: "cronjobs", Singular: "cronjob", Kind: "CronJob", ShortNames: []string{"cj"}, Categories: []string{"all"}, Namespaced: true, HasStatus: true, New: func() Object { return &CronJob{} }},
 		{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices", Singular: "endpointslice", Kind: "EndpointSlice", Namespaced: true, New: func() Object { return &EndpointSlice{} }},
 		{Version: "v1", Resource: "serviceaccounts", Singular: "serviceaccount", Kind: "ServiceAccount", ShortNames: []string{"sa"}, Namespaced: true, New: func() Object { return &ServiceAccount{} }},
@@ -130,6 +135,16 @@ func ResourceOf(obj Object) (ResourceInfo, bool) {
 		kind = "ClusterRole"
 	case *ClusterRoleBinding:
 		kind = "ClusterRoleBinding"
+	case *PodDisruptionBudget:
+		kind = "PodDisruptionBudget"
+	case *StatefulSet:
+		kind = "StatefulSet"
+	case *PersistentVolumeClaim:
+		kind = "PersistentVolumeClaim"
+	case *PersistentVolume:
+		kind = "PersistentVolume"
+	case *StorageClass:
+		kind = "StorageClass"
 	default:
 		return ResourceInfo{}, false
 	}

@@ -67,6 +67,16 @@ func Validate(obj Object) FieldErrors {
 		errs = validateBinding(&o.ObjectMeta, true, o.Subjects, o.RoleRef)
 	case *ClusterRoleBinding:
 		errs = validateBinding(&o.ObjectMeta, false, o.Subjects, o.RoleRef)
+	case *PodDisruptionBudget:
+		errs = validatePodDisruptionBudget(o)
+	case *StatefulSet:
+		errs = validateStatefulSet(o)
+	case *PersistentVolumeClaim:
+		errs = validatePersistentVolumeClaim(o)
+	case *PersistentVolume:
+		errs = validatePersistentVolume(o)
+	case *StorageClass:
+		errs = validateStorageClass(o)
 	default:
 		return FieldErrors{NotSupported(NewPath("kind"), fmt.Sprintf("%T", obj), supportedKinds())}
 	}
@@ -119,6 +129,16 @@ func isNilObject(obj Object) bool {
 	case *RoleBinding:
 		return o == nil
 	case *ClusterRoleBinding:
+		return o == nil
+	case *PodDisruptionBudget:
+		return o == nil
+	case *StatefulSet:
+		return o == nil
+	case *PersistentVolumeClaim:
+		return o == nil
+	case *PersistentVolume:
+		return o == nil
+	case *StorageClass:
 		return o == nil
 	}
 	return false

@@ -72,6 +72,8 @@ func ValidateUpdate(obj, old Object) FieldErrors {
 		if o.RoleRef != old.(*ClusterRoleBinding).RoleRef {
 			errs = append(errs, Invalid(NewPath("roleRef"), nil, "cannot change roleRef"))
 		}
+	case *StatefulSet:
+		errs = append(errs, validateSelectorUpdate(o.Spec.Selector, old.(*StatefulSet).Spec.Selector)...)
 	}
 	if len(errs) == 0 {
 		return nil

@@ -58,6 +58,12 @@ func validateVolumeSource(s *VolumeSource, p Path) FieldErrors {
 	one(s.ConfigMap != nil, "configMap", func(fp Path) FieldErrors {
 		return validateProjection(s.ConfigMap.Name, "name", s.ConfigMap.Items, s.ConfigMap.DefaultMode, fp)
 	})
+	one(s.PersistentVolumeClaim != nil, "persistentVolumeClaim", func(fp Path) FieldErrors {
+		if s.PersistentVolumeClaim.ClaimName == "" {
+			return FieldErrors{Required(fp.Child("claimName"), "")}
+		}
+		return nil
+	})
 	if n == 0 {
 		errs = append(errs, Required(p, "must specify a volume type"))
 	}

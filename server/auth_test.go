@@ -60,6 +60,14 @@ func TestNodeAuthorizationRealTLS(t *testing.T) {
 	h.mustDo("POST", "/api/v1/namespaces/default/secrets", admin, fmt.Sprintf(secretJSON, "sb"), http.StatusCreated)
 	h.mustDo("POST", "/api/v1/namespaces/default/pods", admin, fmt.Sprintf(podOnJSON, "pa", "a", "sa"), http.StatusCreated)
 	h.mustDo("POST", "/api/v1/namespaces/default/pods", admin, fmt.Sprintf(podOnJSON, "pb", "b", "sb"), http.StatusCreated)
+	for _, n := range []string{"a", "b"} {
+		h.mustDo("POST", "/api/v1/persistentvolumes", admin, `{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"pv`+n+`"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],"hostPath":{"path":"/srv/`+n+`"},`+
+			`"nodeAffinity":{"required":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["`+n+`"]}]}]}}}}`, http.StatusCreated)
+	}
+	for _, c := range []struct{ claim, pod, node string }{{"ca", "qa", "a"}, {"cb", "qb", "b"}} {
+		h.mustDo("POST", "/api/v1/namespaces/default/persistentvolumeclaims", admin, `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"`+c.claim+`"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}`, http.StatusCreated)
+		h.mustDo("POST", "/api/v1/namespaces/default/pods", admin, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`+c.pod+`"},"spec":{"nodeName":"`+c.node+`","containers":[{"name":"c","image":"busybox"}],"volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"`+c.claim+`"}}]}}`, http.StatusCreated)
+	}
 
 	tests := []struct {
 		name, method, path, body string
@@ -83,6 +91,17 @@ func TestNodeAuthorizationRealTLS(t *testing.T) {
 		{"all pods", "GET", "/api/v1/pods", "", 403},
 		{"other node's pods", "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Db", "", 403},
 		{"unreferenced secret", "GET", "/api/v1/namespaces/default/secrets/sb", "", 403},
+		{"claim of own pod", "GET", "/api/v1/namespaces/default/persistentvolumeclaims/ca", "", 200},
+		{"claim of other node's pod", "GET", "/api/v1/namespaces/default/persistentvolumeclaims/cb", "", 403},
+		{"all claims", "GET", "/api/v1/namespaces/default/persistentvolumeclaims", "", 403},
+		{"update own claim", "PATCH", "/api/v1/namespaces/default/persistentvolumeclaims/ca", `{"spec":{"volumeName":"x"}}`, 403},
+		{"volumes", "GET", "/api/v1/persistentvolumes", "", 403},
+		{"own volume", "GET", "/api/v1/persistentvolumes/pva", "", 200},
+		{"other node's volume", "GET", "/api/v1/persistentvolumes/pvb", "", 403},
+		{"deleted volume", "GET", "/api/v1/persistentvolumes/pvc-gone", "", 404},
+		{"delete own volume", "DELETE", "/api/v1/persistentvolumes/pva", "", 403},
+		{"storage classes", "GET", "/apis/storage.k8s.io/v1/storageclasses", "", 403},
+		{"jobs", "GET", "/apis/batch/v1/jobs", "", 403},
 		{"all secrets", "GET", "/api/v1/namespaces/default/secrets", "", 403},
 		{"mirror pod for b", "POST", "/api/v1/namespaces/default/pods", fmt.Sprintf(mirrorJSON, "mb", "b"), 403},
 		{"plain pod", "POST", "/api/v1/namespaces/default/pods", fmt.Sprintf(podOnJSON, "px", "a", "sa"), 403},

@@ -99,7 +99,22 @@ func (s *server) nodeFacts(r *http.Request, node string, req *auth.Request) erro
 				req.BoundToNode = pod.Spec.NodeName
 			}
 		}
-	case auth.ResourceSecrets, auth.ResourceConfigMaps:
+	case auth.ResourceVolumes:
+		if req.Name == "" {
+			return nil
+		}
+		obj, err := s.store.Get(ctx, auth.ResourceVolumes, "", req.Name)
+		if errors.Is(err, storage.ErrNotFound) {
+			req.VolumeMissing = true
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("authorize: read volume: %w", err)
+		}
+		if pv, ok := obj.(*api.PersistentVolume); ok {
+			req.VolumeNode = pinnedTo(pv)
+		}
+	case auth.ResourceSecrets, auth.ResourceConfigMaps, auth.ResourceClaims:
 		name := req.Name
 		if name == "" {
 			name = req.FieldSelector[auth.FieldMetadataName]
@@ -148,6 +163,14 @@ func (s *server) referencedByNodePods(r *http.Request, node, resource, namespace
 // or configmap ("configmaps") name: as a volume, an env valueFrom, or
 // (secrets) an image pull secret.
 func podReferences(pod *api.Pod, resource, name string) bool {
+	if resource == auth.ResourceClaims {
+		for _, v := range pod.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
+				return true
+			}
+		}
+		return false
+	}
 	secret := resource == auth.ResourceSecrets
 	for _, v := range pod.Spec.Volumes {
 		if secret && v.Secret != nil && v.Secret.SecretName == name ||
@@ -224,4 +247,21 @@ func peekBody(r *http.Request, obj any) (ok bool, err error) {
 func tooLarge() error {
 	return api.NewStatusError(http.StatusRequestEntityTooLarge, api.StatusReasonRequestEntityTooLarge,
 		"the request body is larger than %d bytes", apiserver.MaxBodyBytes)
+}
+
+// pinnedTo returns the node a volume's node affinity names (a
+// kubernetes.io/hostname In [node] term), or "".
+func pinnedTo(pv *api.PersistentVolume) string {
+	na := pv.Spec.NodeAffinity
+	if na == nil || na.Required == nil {
+		return ""
+	}
+	for _, t := range na.Required.NodeSelectorTerms {
+		for _, r := range t.MatchExpressions {
+			if r.Key == "kubernetes.io/hostname" && r.Operator == "In" && len(r.Values) == 1 {
+				return r.Values[0]
+			}
+		}
+	}
+	return ""
 }

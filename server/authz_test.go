@@ -17,6 +17,7 @@ func TestPodReferences(t *testing.T) {
 		Volumes: []api.Volume{
 			{Name: "s", VolumeSource: api.VolumeSource{Secret: &api.SecretVolumeSource{SecretName: "vol-secret"}}},
 			{Name: "c", VolumeSource: api.VolumeSource{ConfigMap: &api.ConfigMapVolumeSource{LocalObjectReference: api.LocalObjectReference{Name: "vol-cm"}}}},
+			{Name: "d", VolumeSource: api.VolumeSource{PersistentVolumeClaim: &api.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
 		},
 		ImagePullSecrets: []api.LocalObjectReference{{Name: "pull"}},
 		InitContainers:   []api.Container{{Name: "i", Env: []api.EnvVar{{Name: "A", ValueFrom: &api.EnvVarSource{SecretKeyRef: &api.SecretKeySelector{LocalObjectReference: api.LocalObjectReference{Name: "init-env"}}}}}}},
@@ -45,6 +46,9 @@ func TestPodReferences(t *testing.T) {
 		{"configmaps", "pull", false},
 		{"secrets", "literal", false},
 		{"secrets", "other", false},
+		{"persistentvolumeclaims", "data", true},
+		{"persistentvolumeclaims", "vol-cm", false},
+		{"secrets", "data", false},
 	}
 	for _, tt := range tests {
 		if got := podReferences(pod, tt.resource, tt.name); got != tt.want {

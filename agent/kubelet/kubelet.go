@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -228,7 +229,7 @@ func New(cfg Config) (*Kubelet, error) {
 		clock:    cfg.Clock,
 		log:      cfg.Logger,
 		rt:       cfg.Runtime,
-		volumes:  &volumes.Manager{PodsDir: cfg.PodsDir, Objects: cfg.Objects},
+		volumes:  &volumes.Manager{PodsDir: cfg.PodsDir, Objects: cfg.Objects, VolumesDir: filepath.Join(filepath.Dir(cfg.PodsDir), "volumes")},
 		queue:    newWorkQueue(),
 		crash:    newBackoff(backoffInitial, backoffMax),
 		pulls:    newBackoff(backoffInitial, backoffMax),

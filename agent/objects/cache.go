@@ -49,7 +49,7 @@ type Cache struct {
 	clock clock.Clock
 	log   *slog.Logger
 
-	secrets, configMaps api.ResourceInfo
+	secrets, configMaps, claims api.ResourceInfo
 
 	mu      sync.Mutex
 	entries map[key]*entry
@@ -82,7 +82,11 @@ func New(cfg Config) (*Cache, error) {
 	if !ok1 || !ok2 {
 		return nil, errors.New("object cache: secrets or configmaps not registered")
 	}
-	return &Cache{cfg: cfg, clock: clock.Or(cfg.Clock), log: log.With("component", "objects"), secrets: s, configMaps: cm, entries: map[key]*entry{}}, nil
+	claims, ok := api.LookupResource("persistentvolumeclaims")
+	if !ok {
+		return nil, errors.New("object cache: persistentvolumeclaims not registered")
+	}
+	return &Cache{cfg: cfg, clock: clock.Or(cfg.Clock), log: log.With("component", "objects"), secrets: s, configMaps: cm, claims: claims, entries: map[key]*entry{}}, nil
 }
 
 // GetSecret returns the secret ns/name (see Cache for freshness).
@@ -99,6 +103,21 @@ func (c *Cache) GetConfigMap(ctx context.Context, ns, name string) (*api.ConfigM
 	out := &api.ConfigMap{}
 	if err := c.get(ctx, c.configMaps, ns, name, out); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// GetPersistentVolumeClaim returns the claim ns/name. A claim not bound
+// yet is not kept: the next call asks the server again.
+func (c *Cache) GetPersistentVolumeClaim(ctx context.Context, ns, name string) (*api.PersistentVolumeClaim, error) {
+	out := &api.PersistentVolumeClaim{}
+	if err := c.get(ctx, c.claims, ns, name, out); err != nil {
+		return nil, err
+	}
+	if out.Spec.VolumeName == "" {
+		c.mu.Lock()
+		delete(c.entries, key{c.claims.Resource, ns, name})
+		c.mu.Unlock()
 	}
 	return out, nil
 }

@@ -20,6 +20,13 @@ type ObjectGetter interface {
 	GetConfigMap(ctx context.Context, ns, name string) (*api.ConfigMap, error)
 }
 
+// ClaimGetter reads the PersistentVolumeClaims that volumes mount. An
+// ObjectGetter that also has this method serves persistentVolumeClaim
+// volumes (checked at run time).
+type ClaimGetter interface {
+	GetPersistentVolumeClaim(ctx context.Context, ns, name string) (*api.PersistentVolumeClaim, error)
+}
+
 // Errors of this package (wrapped; test with errors.Is).
 var (
 	// ErrObjectNotFound is what an ObjectGetter wraps for a missing object.
@@ -30,6 +37,9 @@ var (
 	ErrMissingKey = errors.New("key not found")
 	// ErrBadMount: a volumeMount names an unknown volume or a bad subPath.
 	ErrBadMount = errors.New("invalid volume mount")
+	// ErrClaimNotBound: a persistentVolumeClaim volume's claim has no
+	// volume yet (the pod waits).
+	ErrClaimNotBound = errors.New("persistentvolumeclaim is not bound")
 )
 
 // Volume kinds, as directory names under <pod dir>/volumes.
@@ -56,6 +66,9 @@ type Manager struct {
 	PodsDir string
 	// Objects reads secrets and config maps; nil fails such volumes.
 	Objects ObjectGetter
+	// VolumesDir is <data-dir>/agent/volumes, where local-path volumes
+	// live: they outlive pods. "" fails persistentVolumeClaim volumes.
+	VolumesDir string
 }
 
 // Paths maps a pod's volume names to their directories (or files) on the
@@ -101,6 +114,8 @@ func (m *Manager) prepare(ctx context.Context, pod *api.Pod, podDir string, v *a
 			return "", err
 		}
 		return dir, writeAtomic(dir, files)
+	case v.PersistentVolumeClaim != nil:
+		return m.claimDir(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
 	case v.ConfigMap != nil:
 		dir := filepath.Join(podDir, "volumes", kindConfigMap, v.Name)
 		files, err := m.configMapFiles(ctx, pod.Namespace, v.ConfigMap)
@@ -119,6 +134,33 @@ func (m *Manager) prepare(ctx context.Context, pod *api.Pod, podDir string, v *a
 		}
 		return dir, nil
 	}
+}
+
+// claimDir returns (creating it) the local-path directory of the volume
+// bound to claim ns/name. The directory outlives the pod: a pod of the
+// claim that comes back on this node finds its data.
+func (m *Manager) claimDir(ctx context.Context, ns, name string) (string, error) {
+	cg, ok := m.Objects.(ClaimGetter)
+	if !ok || m.VolumesDir == "" {
+		return "", errors.New("persistentVolumeClaim volumes are not available on this agent")
+	}
+	claim, err := cg.GetPersistentVolumeClaim(ctx, ns, name)
+	if err != nil {
+		return "", fmt.Errorf("persistentvolumeclaim %s/%s: %w", ns, name, err)
+	}
+	v := claim.Spec.VolumeName
+	if v == "" || strings.ContainsAny(v, `/\`) || v == "." || v == ".." {
+		return "", fmt.Errorf("persistentvolumeclaim %s/%s: %w", ns, name, ErrClaimNotBound)
+	}
+	dir := filepath.Join(m.VolumesDir, api.LocalPathDir(v, ns, name))
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", fmt.Errorf("create local-path volume: %w", err)
+	}
+	// Any user of the container may write, as with k3s's local-path.
+	if err := os.Chmod(dir, 0o777); err != nil { //nolint:gosec // shared volume by design
+		return "", fmt.Errorf("chmod local-path volume: %w", err)
+	}
+	return dir, nil
 }
 
 // Cleanup removes the volumes of the pod whose directory is podDir (see
@@ -147,7 +189,7 @@ func Mounts(pod *api.Pod, c *api.Container, paths Paths) ([]runtime.Mount, error
 		if !ok || v == nil {
 			return nil, fmt.Errorf("%w: container %q mounts unknown volume %q", ErrBadMount, c.Name, vm.Name)
 		}
-		ro := vm.ReadOnly || v.Secret != nil || v.ConfigMap != nil
+		ro := vm.ReadOnly || v.Secret != nil || v.ConfigMap != nil || (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly)
 		if vm.SubPath != "" {
 			sub := filepath.Clean(vm.SubPath)
 			if filepath.IsAbs(sub) || sub == ".." || strings.HasPrefix(sub, "../") {

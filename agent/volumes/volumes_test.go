@@ -15,6 +15,14 @@ import (
 type objects struct {
 	secrets    map[string]*api.Secret
 	configMaps map[string]*api.ConfigMap
+	claims     map[string]*api.PersistentVolumeClaim
+}
+
+func (o *objects) GetPersistentVolumeClaim(ctx context.Context, ns, name string) (*api.PersistentVolumeClaim, error) {
+	if c, ok := o.claims[ns+"/"+name]; ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("persistentvolumeclaim %s/%s: %w", ns, name, ErrObjectNotFound)
 }
 
 func (o *objects) GetSecret(ctx context.Context, ns, name string) (*api.Secret, error) {
@@ -251,5 +259,50 @@ func TestProjectionErrors(t *testing.T) {
 	m := &Manager{PodsDir: t.TempDir(), Objects: obj}
 	if _, err := m.Prepare(context.Background(), &api.Pod{}); err == nil {
 		t.Error("Prepare(pod without uid) = nil; want error")
+	}
+}
+
+// TestClaimVolumes: a bound claim's volume is a directory under
+// VolumesDir named after the volume and claim, kept after the pod's
+// volumes are cleaned up; an unbound claim waits; a read-only claim
+// mounts read-only.
+func TestClaimVolumes(t *testing.T) {
+	obj := &objects{claims: map[string]*api.PersistentVolumeClaim{
+		"ns/data":    {ObjectMeta: api.ObjectMeta{Name: "data", Namespace: "ns"}, Spec: api.PersistentVolumeClaimSpec{VolumeName: "pvc-1"}},
+		"ns/pending": {ObjectMeta: api.ObjectMeta{Name: "pending", Namespace: "ns"}},
+		"ns/evil":    {ObjectMeta: api.ObjectMeta{Name: "evil", Namespace: "ns"}, Spec: api.PersistentVolumeClaimSpec{VolumeName: "../../etc"}},
+	}}
+	vols := t.TempDir()
+	m := &Manager{PodsDir: t.TempDir(), Objects: obj, VolumesDir: vols}
+	claim := func(name string, ro bool) api.Volume {
+		return api.Volume{Name: "v", VolumeSource: api.VolumeSource{PersistentVolumeClaim: &api.PersistentVolumeClaimVolumeSource{ClaimName: name, ReadOnly: ro}}}
+	}
+	pod := podWith(claim("data", true))
+	paths, err := m.Prepare(context.Background(), pod)
+	want := filepath.Join(vols, "pvc-1_ns_data")
+	if err != nil || paths["v"] != want {
+		t.Fatalf("Prepare(claim) = %v, %v; want %s", paths, err, want)
+	}
+	if err := os.WriteFile(filepath.Join(want, "f"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Cleanup(PodDir(m.PodsDir, pod)); err != nil {
+		t.Fatal(err)
+	}
+	if readFile(t, filepath.Join(want, "f")) != "x" {
+		t.Error("claim data gone after the pod's cleanup")
+	}
+	c := &api.Container{Name: "c", VolumeMounts: []api.VolumeMount{{Name: "v", MountPath: "/data"}}}
+	ms, err := Mounts(pod, c, paths)
+	if err != nil || len(ms) != 1 || !ms[0].ReadOnly || ms[0].HostPath != want {
+		t.Errorf("Mounts = %+v, %v; want %s read-only", ms, err, want)
+	}
+	for name, wantErr := range map[string]error{"pending": ErrClaimNotBound, "evil": ErrClaimNotBound, "absent": ErrObjectNotFound} {
+		if _, err := m.Prepare(context.Background(), podWith(claim(name, false))); !errors.Is(err, wantErr) {
+			t.Errorf("Prepare(claim %s) = %v; want %v", name, err, wantErr)
+		}
+	}
+	if _, err := (&Manager{PodsDir: t.TempDir(), Objects: obj}).Prepare(context.Background(), podWith(claim("data", false))); err == nil {
+		t.Error("Prepare without VolumesDir succeeded; want an error")
 	}
 }

@@ -27,9 +27,9 @@ const (
 	ApplyUnchanged ApplyAction = "unchanged"
 )
 
-// Apply creates obj, or, when it exists already, replaces it with obj
-// carrying the stored object's current resourceVersion, as `skiff apply`
-// does. created says which happened. A lost race (Conflict on the update,
+// Apply creates obj, or, when it exists already, updates it as kubectl
+// apply does (see mergeApplied), with the stored object's current
+// resourceVersion as precondition. created says which happened. A lost race (Conflict on the update,
 // NotFound after AlreadyExists) is retried a few times, then returned.
 // obj itself is not modified; its own resourceVersion is ignored.
 func (c *Client) Apply(ctx context.Context, obj api.Object) (result api.Object, created bool, err error) {
@@ -51,6 +51,10 @@ func (c *Client) ApplyObject(ctx context.Context, obj api.Object) (api.Object, A
 	name := obj.GetObjectMeta().Name
 	if name == "" {
 		return nil, "", fmt.Errorf("apply %s: metadata.name is required", res.Kind)
+	}
+	obj, err = withLastApplied(obj)
+	if err != nil {
+		return nil, "", fmt.Errorf("apply %s %s: %w", res.Kind, name, err)
 	}
 	var lastErr error
 	exists := false // whether the last answer said obj exists
@@ -77,8 +81,15 @@ func (c *Client) ApplyObject(ctx context.Context, obj api.Object) (api.Object, A
 		if sameAsStored(res, obj, cur) {
 			return cur, ApplyUnchanged, nil // nothing to write
 		}
+		merged, changed, err := mergeApplied(res, obj, cur)
+		if err != nil {
+			return nil, "", fmt.Errorf("apply %s %s: %w", res.Kind, qualifiedName(ns, name), err)
+		}
+		if !changed {
+			return cur, ApplyUnchanged, nil
+		}
 		rv := cur.GetObjectMeta().ResourceVersion
-		out, err := c.put(ctx, obj, "", &rv)
+		out, err := c.put(ctx, merged, "", &rv)
 		switch {
 		case err == nil && out.GetObjectMeta().ResourceVersion == rv:
 			return out, ApplyUnchanged, nil

@@ -214,7 +214,11 @@ func TestApplyObjectActions(t *testing.T) {
 }
 
 func TestApplyObjectSkipsWriteWhenStoredMatches(t *testing.T) {
-	stored := webPod("nginx:1.25")
+	applied, err := withLastApplied(webPod("nginx:1.25"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := applied.(*api.Pod) // as a first apply stored it
 	api.SetDefaults(stored)
 	stored.UID, stored.Generation = "uid-1", 3
 	stored.Status.Phase = api.PodRunning // the server's; a manifest has none
@@ -231,5 +235,72 @@ func TestApplyObjectSkipsWriteWhenStoredMatches(t *testing.T) {
 	_, got, err = c.ApplyObject(context.Background(), webPod("nginx:1.26"))
 	if err != nil || got != ApplyConfigured {
 		t.Errorf("ApplyObject(new image) = %q, %v; want %q", got, err, ApplyConfigured)
+	}
+}
+
+// TestApplyMergesWithLastApplied: re-applying a bare pod after the
+// scheduler bound it writes nothing; a changed manifest keeps what others
+// set (spec.nodeName, a label added by hand) and removes what the
+// previous manifest said and this one does not.
+func TestApplyMergesWithLastApplied(t *testing.T) {
+	store := &fakePodStore{}
+	c, _ := newTestClient(t, store)
+	first := webPod("nginx:1.25")
+	first.Labels = map[string]string{"app": "web", "tier": "front"}
+	if _, got, err := c.ApplyObject(context.Background(), first); err != nil || got != ApplyCreated {
+		t.Fatalf("first ApplyObject() = %q, %v; want created", got, err)
+	}
+	store.mu.Lock()
+	if store.pod.Annotations[AnnotationLastApplied] == "" {
+		t.Fatal("created pod has no last-applied annotation")
+	}
+	store.pod.Spec.NodeName = "edge-1" // the scheduler
+	store.pod.Labels["owner"] = "ops"  // kubectl label
+	api.SetDefaults(store.pod)         // the server's defaults
+	store.mu.Unlock()
+
+	again := webPod("nginx:1.25")
+	again.Labels = map[string]string{"app": "web", "tier": "front"}
+	if _, got, err := c.ApplyObject(context.Background(), again); err != nil || got != ApplyUnchanged {
+		t.Fatalf("re-apply after scheduling = %q, %v; want unchanged", got, err)
+	}
+	changed := webPod("nginx:1.26")
+	changed.Labels = map[string]string{"app": "web"}
+	if _, got, err := c.ApplyObject(context.Background(), changed); err != nil || got != ApplyConfigured {
+		t.Fatalf("apply of a new image = %q, %v; want configured", got, err)
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	p := store.pod
+	if p.Spec.NodeName != "edge-1" || p.Spec.Containers[0].Image != "nginx:1.26" || p.Labels["owner"] != "ops" || p.Labels["tier"] != "" || p.Labels["app"] != "web" {
+		t.Errorf("after apply: nodeName %q image %q labels %v; want edge-1, nginx:1.26, owner kept, tier removed", p.Spec.NodeName, p.Spec.Containers[0].Image, p.Labels)
+	}
+}
+
+func TestThreeWayMerge(t *testing.T) {
+	tests := []struct {
+		name                        string
+		original, modified, current string
+		want                        string
+	}{
+		{"no change", `{"a":1}`, `{"a":1}`, `{"a":1,"b":2}`, `{}`},
+		{"set", `{"a":1}`, `{"a":2}`, `{"a":1}`, `{"a":2}`},
+		{"remove dropped", `{"a":1,"c":3}`, `{"a":1}`, `{"a":1,"c":3}`, `{"c":null}`},
+		{"dropped already gone", `{"c":3}`, `{}`, `{}`, `{}`},
+		{"nested", `{"m":{"x":1,"y":2}}`, `{"m":{"x":1}}`, `{"m":{"x":1,"y":2,"z":3}}`, `{"m":{"y":null}}`},
+		{"no original", ``, `{"a":1}`, `{"a":1,"b":2}`, `{}`},
+		{"list replaced", `{"l":[1]}`, `{"l":[1,2]}`, `{"l":[1]}`, `{"l":[1,2]}`},
+	}
+	for _, tt := range tests {
+		var o, m, c map[string]any
+		if tt.original != "" {
+			json.Unmarshal([]byte(tt.original), &o)
+		}
+		json.Unmarshal([]byte(tt.modified), &m)
+		json.Unmarshal([]byte(tt.current), &c)
+		got, _ := json.Marshal(threeWayMerge(o, m, c))
+		if string(got) != tt.want {
+			t.Errorf("%s: threeWayMerge(%s, %s, %s) = %s; want %s", tt.name, tt.original, tt.modified, tt.current, got, tt.want)
+		}
 	}
 }

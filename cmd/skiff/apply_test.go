@@ -102,3 +102,34 @@ metadata: {name: broken
 	h.golden("apply-missing-file", h.run("apply", "-f", h.dir+"/absent.yaml"))
 	h.golden("apply-empty", h.runStdin("# nothing here\n---\n", "apply", "-f", "-"))
 }
+
+// TestApplyAfterScheduling re-applies a bare pod after the scheduler
+// bound it: unchanged, not `changed: spec.nodeName`; a new image then
+// updates it and keeps the binding.
+func TestApplyAfterScheduling(t *testing.T) {
+	t.Parallel()
+	h := startCLIHarness(t)
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: bare}\nspec:\n  containers: [{name: app, image: busybox:1.36}]\n"
+	file := h.writeFile("bare.yaml", pod)
+	if r := h.run("apply", "-f", file); !strings.Contains(r.stdout, "pod/bare created") {
+		t.Fatalf("first apply: %+v", r)
+	}
+	res, _ := api.LookupResource("pods")
+	if _, err := h.admin.Patch(context.Background(), res, "default", "bare", "application/merge-patch+json", []byte(`{"spec":{"nodeName":"edge-1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.run("apply", "-f", file); !strings.Contains(r.stdout, "pod/bare unchanged") {
+		t.Fatalf("re-apply after scheduling: stdout %q stderr %q; want unchanged", r.stdout, r.stderr)
+	}
+	h.writeFile("bare.yaml", strings.Replace(pod, "busybox:1.36", "busybox:1.37", 1))
+	if r := h.run("apply", "-f", file); !strings.Contains(r.stdout, "pod/bare configured") {
+		t.Fatalf("apply of a new image: stdout %q stderr %q; want configured", r.stdout, r.stderr)
+	}
+	obj, err := h.admin.Get(context.Background(), res, "default", "bare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := obj.(*api.Pod); p.Spec.NodeName != "edge-1" || p.Spec.Containers[0].Image != "busybox:1.37" || p.Annotations["kubectl.kubernetes.io/last-applied-configuration"] == "" {
+		t.Errorf("pod after apply: node %q image %q annotations %v", p.Spec.NodeName, p.Spec.Containers[0].Image, p.Annotations)
+	}
+}

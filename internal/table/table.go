@@ -177,6 +177,9 @@ func layoutFor(kind string) (layout, bool) {
 	if l, ok := workloadLayout(kind); ok {
 		return l, true
 	}
+	if l, ok := storageLayout(kind); ok {
+		return l, true
+	}
 	if l, ok := serviceLayout(kind); ok {
 		return l, true
 	}

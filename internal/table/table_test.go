@@ -47,11 +47,16 @@ func TestColumns(t *testing.T) {
 		"Endpoints":     {name, s("Endpoints"), s("Age")},
 		"EndpointSlice": {name, s("AddressType"), s("Ports"), s("Endpoints"), s("Age")},
 
-		"ServiceAccount":     {name, s("Secrets"), s("Age")},
-		"Role":               {name, c{"Created At", "date", "", 0}},
-		"ClusterRole":        {name, c{"Created At", "date", "", 0}},
-		"RoleBinding":        {name, s("Role"), s("Age"), w("Users"), w("Groups"), w("ServiceAccounts")},
-		"ClusterRoleBinding": {name, s("Role"), s("Age"), w("Users"), w("Groups"), w("ServiceAccounts")},
+		"ServiceAccount":        {name, s("Secrets"), s("Age")},
+		"Role":                  {name, c{"Created At", "date", "", 0}},
+		"ClusterRole":           {name, c{"Created At", "date", "", 0}},
+		"RoleBinding":           {name, s("Role"), s("Age"), w("Users"), w("Groups"), w("ServiceAccounts")},
+		"ClusterRoleBinding":    {name, s("Role"), s("Age"), w("Users"), w("Groups"), w("ServiceAccounts")},
+		"PodDisruptionBudget":   {name, s("Min Available"), s("Max Unavailable"), i("Allowed Disruptions"), s("Age")},
+		"StatefulSet":           {name, s("Ready"), s("Age"), w("Containers"), w("Images")},
+		"PersistentVolumeClaim": {name, s("Status"), s("Volume"), s("Capacity"), s("Access Modes"), s("StorageClass"), s("VolumeAttributesClass"), s("Age"), w("VolumeMode")},
+		"PersistentVolume":      {name, s("Capacity"), s("Access Modes"), s("Reclaim Policy"), s("Status"), s("Claim"), s("StorageClass"), s("VolumeAttributesClass"), s("Reason"), s("Age"), w("VolumeMode")},
+		"StorageClass":          {name, s("Provisioner"), s("ReclaimPolicy"), s("VolumeBindingMode"), s("AllowVolumeExpansion"), s("Age")},
 	}
 	for _, res := range api.Resources() {
 		want, ok := tests[res.Kind]

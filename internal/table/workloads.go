@@ -46,8 +46,28 @@ func workloadLayout(kind string) (layout, bool) {
 			wide("Images", "string", descImages),
 			wide("Selector", "string", "Label selector for the job's pods."),
 		}}, true
+	case "PodDisruptionBudget":
+		return layout{row: typed(pdbRow), columns: []api.TableColumnDefinition{
+			nameCol(),
+			col("Min Available", "string", "The minimum number of pods that must be available."),
+			col("Max Unavailable", "string", "The maximum number of pods that may be unavailable."),
+			col("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at this time."),
+			col("Age", "string", descAge),
+		}}, true
 	}
 	return layout{}, false
+}
+
+// pdbRow is NAME MIN-AVAILABLE MAX-UNAVAILABLE ALLOWED-DISRUPTIONS AGE.
+func pdbRow(b *api.PodDisruptionBudget, now time.Time) api.TableRow {
+	minA, maxU := "N/A", "N/A"
+	if v := b.Spec.MinAvailable; v != nil {
+		minA = v.String()
+	}
+	if v := b.Spec.MaxUnavailable; v != nil {
+		maxU = v.String()
+	}
+	return api.TableRow{Cells: []any{b.Name, minA, maxU, int64(b.Status.DisruptionsAllowed), Age(b.CreationTimestamp.Time, now)}}
 }
 
 // replicaSetRow is NAME DESIRED CURRENT READY AGE | CONTAINERS IMAGES

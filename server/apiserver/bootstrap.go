@@ -30,5 +30,37 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	if err := s.loadServices(ctx); err != nil {
 		return err
 	}
-	return s.ensureKubernetesService(ctx)
+	if err := s.ensureKubernetesService(ctx); err != nil {
+		return err
+	}
+	return s.bootstrapStorageClass(ctx)
+}
+
+// bootstrapStorageClass creates the default StorageClass, local-path,
+// served by the built-in provisioner, unless it exists (an admin may
+// have changed or deleted it since: a later start does not recreate a
+// deleted one only when another default exists).
+func (s *Server) bootstrapStorageClass(ctx context.Context) error {
+	wffc, del := api.VolumeBindingWaitForFirstConsumer, api.ReclaimDelete
+	sc := &api.StorageClass{
+		ObjectMeta:        api.ObjectMeta{Name: api.LocalPathStorageClass, Annotations: map[string]string{api.AnnotationDefaultStorageClass: "true"}},
+		Provisioner:       api.LocalPathProvisioner,
+		ReclaimPolicy:     &del,
+		VolumeBindingMode: &wffc,
+	}
+	objs, _, err := s.store.List(ctx, "storageclasses", storage.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list storage classes: %w", err)
+	}
+	for _, o := range objs {
+		if o.GetObjectMeta().Name == sc.Name || o.GetObjectMeta().Annotations[api.AnnotationDefaultStorageClass] == "true" {
+			return nil
+		}
+	}
+	prepareForCreate(sc, s.clock.Now())
+	api.SetDefaults(sc)
+	if err := s.store.Create(ctx, sc); err != nil && !errors.Is(err, storage.ErrExists) {
+		return fmt.Errorf("create storage class %s: %w", sc.Name, err)
+	}
+	return nil
 }

@@ -16,8 +16,8 @@ type eviction struct {
 }
 
 // serveEviction answers POST pods/{name}/eviction with a graceful delete
-// of the pod, as DELETE would do it. skiff has no PodDisruptionBudgets, so
-// an eviction is never refused with 429.
+// of the pod, as DELETE would do it, unless a PodDisruptionBudget that
+// selects the pod would be broken (429, see checkDisruptionBudget).
 func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, rt route) {
 	if r.Method != http.MethodPost {
 		s.methodNotAllowed(w, r)
@@ -66,6 +66,21 @@ func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, rt route)
 				writeStatus(w, api.NewConflict("pods", pod.name, "Precondition failed: UID in precondition: "+*p.UID+", UID in object meta: "+uid))
 				return
 			}
+		}
+	}
+	// Budget checks and the deletion they allow take turns, so two
+	// evictions cannot both spend the last allowed disruption.
+	s.evictionMu.Lock()
+	defer s.evictionMu.Unlock()
+	cur, err := s.store.Get(r.Context(), pod.res.Resource, pod.namespace, pod.name)
+	if err != nil {
+		s.writeError(w, r, err, pod.res, pod.name)
+		return
+	}
+	if cur.GetObjectMeta().DeletionTimestamp == nil {
+		if err := s.checkDisruptionBudget(r.Context(), cur.(*api.Pod)); err != nil {
+			s.writeError(w, r, err, pod.res, pod.name)
+			return
 		}
 	}
 	if _, done, err := s.gracefulPodDelete(r, pod, opts.GracePeriodSeconds, precondRV); err != nil || !done {

@@ -64,7 +64,7 @@ type pbField struct {
 type pbMessages map[string]map[uint64]pbField
 
 // protobufKinds are the top-level kinds a protobuf body may hold.
-var protobufKinds = map[string]bool{"ConfigMap": true, "Secret": true, "Namespace": true, "Deployment": true,
+var protobufKinds = map[string]bool{"ConfigMap": true, "Secret": true, "Namespace": true, "Deployment": true, "Job": true, "CronJob": true, "PodDisruptionBudget": true,
 	// kubectl create serviceaccount | rolebinding | clusterrolebinding |
 	// role | clusterrole | token, and kubectl auth can-i | whoami.
 	"ServiceAccount": true, "Role": true, "ClusterRole": true, "RoleBinding": true, "ClusterRoleBinding": true,
@@ -105,6 +105,23 @@ func protobufTables() pbMessages {
 		"RollingUpdateDeployment": {1: of("maxUnavailable", pbIntOrString), 2: of("maxSurge", pbIntOrString)},
 		"DeploymentStatus": {1: num("observedGeneration"), 2: num("replicas"), 3: num("updatedReplicas"), 4: num("availableReplicas"),
 			5: num("unavailableReplicas"), 7: num("readyReplicas"), 8: ptrNum("collisionCount")},
+
+		// batch/v1, for kubectl create job and create cronjob.
+		"Job":       {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "JobSpec"), 3: msg("status", "JobStatus")},
+		"JobStatus": {4: num("active"), 5: num("succeeded"), 6: num("failed")},
+		"JobSpec": {1: ptrNum("parallelism"), 2: ptrNum("completions"), 3: ptrNum("activeDeadlineSeconds"), 4: msg("selector", "LabelSelector"),
+			5: ptrBool("manualSelector"), 6: msg("template", "PodTemplateSpec"), 7: ptrNum("backoffLimit"), 8: ptrNum("ttlSecondsAfterFinished"),
+			9: str("completionMode"), 10: ptrBool("suspend"), 14: str("podReplacementPolicy")},
+		"CronJob":       {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "CronJobSpec"), 3: msg("status", "CronJobStatus")},
+		"CronJobStatus": {},
+		"CronJobSpec": {1: str("schedule"), 2: ptrNum("startingDeadlineSeconds"), 3: str("concurrencyPolicy"), 4: ptrBool("suspend"),
+			5: msg("jobTemplate", "JobTemplateSpec"), 6: ptrNum("successfulJobsHistoryLimit"), 7: ptrNum("failedJobsHistoryLimit"), 8: str("timeZone")},
+		"JobTemplateSpec": {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "JobSpec")},
+
+		// policy/v1, for kubectl create poddisruptionbudget.
+		"PodDisruptionBudget":       {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "PodDisruptionBudgetSpec"), 3: msg("status", "PodDisruptionBudgetStatus")},
+		"PodDisruptionBudgetSpec":   {1: of("minAvailable", pbIntOrString), 2: msg("selector", "LabelSelector"), 3: of("maxUnavailable", pbIntOrString), 4: str("unhealthyPodEvictionPolicy")},
+		"PodDisruptionBudgetStatus": {1: num("observedGeneration"), 3: num("disruptionsAllowed"), 4: num("currentHealthy"), 5: num("desiredHealthy"), 6: num("expectedPods")},
 
 		"PodTemplateSpec": {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "PodSpec")},
 		"PodSpec": {2: msgs("containers", "Container"), 3: str("restartPolicy"), 4: ptrNum("terminationGracePeriodSeconds"),
@@ -175,7 +192,7 @@ func protobufToJSON(body []byte) ([]byte, error) {
 	}
 	if !protobufKinds[kind] {
 		return nil, api.NewStatusError(http.StatusUnsupportedMediaType, api.StatusReasonUnsupportedMediaType,
-			"skiff reads protobuf bodies only for ConfigMap, Secret, Namespace and Deployment, not %q; send application/json or application/yaml", kind)
+			"skiff reads protobuf bodies only for ConfigMap, Secret, Namespace, Deployment, Job, CronJob and PodDisruptionBudget, not %q; send application/json or application/yaml", kind)
 	}
 	obj, err := protobufTables().decode(kind, raw)
 	if err != nil {

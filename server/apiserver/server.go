@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -97,6 +98,9 @@ type Server struct {
 	apiEndpoint       netip.AddrPort
 	clusterDNS        string
 	streams           StreamFunc
+
+	// evictionMu serializes evictions (budget check, then delete).
+	evictionMu sync.Mutex
 }
 
 // New returns a Server for cfg.

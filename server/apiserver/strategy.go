@@ -37,6 +37,14 @@ func prepareForCreate(obj api.Object, now time.Time) {
 		o.Status = api.JobStatus{}
 	case *api.CronJob:
 		o.Status = api.CronJobStatus{}
+	case *api.PodDisruptionBudget:
+		o.Status = api.PodDisruptionBudgetStatus{}
+	case *api.StatefulSet:
+		o.Status = api.StatefulSetStatus{}
+	case *api.PersistentVolumeClaim:
+		o.Status = api.PersistentVolumeClaimStatus{}
+	case *api.PersistentVolume:
+		o.Status = api.PersistentVolumeStatus{}
 	case *api.Namespace:
 		o.Status = api.NamespaceStatus{}
 	case *api.Service:
@@ -114,6 +122,14 @@ func copyStatus(dst, src api.Object) {
 		d.Status = src.(*api.CronJob).Status
 	case *api.Service:
 		d.Status = src.(*api.Service).Status
+	case *api.PodDisruptionBudget:
+		d.Status = src.(*api.PodDisruptionBudget).Status
+	case *api.StatefulSet:
+		d.Status = src.(*api.StatefulSet).Status
+	case *api.PersistentVolumeClaim:
+		d.Status = src.(*api.PersistentVolumeClaim).Status
+	case *api.PersistentVolume:
+		d.Status = src.(*api.PersistentVolume).Status
 	}
 }
 
@@ -139,6 +155,14 @@ func specJSON(o api.Object) any {
 	case *api.Job:
 		spec = x.Spec
 	case *api.CronJob:
+		spec = x.Spec
+	case *api.PodDisruptionBudget:
+		spec = x.Spec
+	case *api.StatefulSet:
+		spec = x.Spec
+	case *api.PersistentVolumeClaim:
+		spec = x.Spec
+	case *api.PersistentVolume:
 		spec = x.Spec
 	case *api.Namespace:
 		spec = x.Spec

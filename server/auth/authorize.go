@@ -34,6 +34,11 @@ const (
 	// Services and EndpointSlices feed every node's service proxy and DNS.
 	ResourceServices       = "services"
 	ResourceEndpointSlices = "endpointslices"
+	// ResourceClaims: a node reads the claims its pods mount.
+	ResourceClaims = "persistentvolumeclaims"
+	// ResourceVolumes: a node reads the volumes pinned to it, and learns
+	// that deleted ones are gone (their names are random).
+	ResourceVolumes = "persistentvolumes"
 
 	SubresourceStatus = "status"
 	SubresourceLog    = "log"
@@ -80,6 +85,10 @@ type Request struct {
 	// selector in Namespace), whether a pod bound to the requesting node
 	// references it (volume, env, envFrom or imagePullSecrets).
 	ReferencedByNodePods bool
+	// For a persistentvolume: whether it does not exist, and else the
+	// node its node affinity pins it to ("" if none).
+	VolumeMissing bool
+	VolumeNode    string
 }
 
 // Decision is Authorize's answer. Reason says why, in a sentence that
@@ -123,8 +132,12 @@ func Authorize(id Identity, req Request) Decision {
 		return n.nodes()
 	case ResourcePods:
 		return n.pods()
-	case ResourceSecrets, ResourceConfigMaps:
+	case ResourceSecrets, ResourceConfigMaps, ResourceClaims:
 		return n.referenced()
+	case ResourceVolumes:
+		if req.Verb == VerbGet && req.Subresource == "" && req.Name != "" && (req.VolumeMissing || req.VolumeNode == id.Node) {
+			return allow(n.who + " may get persistentvolumes pinned to it")
+		}
 	case ResourceEvents:
 		if req.Subresource == "" && (req.Verb == VerbCreate || req.Verb == VerbUpdate || req.Verb == VerbPatch) {
 			return allow(n.who + " may write events")

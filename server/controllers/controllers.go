@@ -162,10 +162,14 @@ type Informers struct {
 	Pods, Nodes, Deployments, DaemonSets *Informer
 	ReplicaSets, Jobs, CronJobs          *Informer
 	Services, EndpointSlices             *Informer
+	PodDisruptionBudgets                 *Informer
+	StatefulSets, PersistentVolumeClaims *Informer
+	PersistentVolumes, StorageClasses    *Informer
 }
 
 func (in *Informers) all() []*Informer {
-	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.ReplicaSets, in.Jobs, in.CronJobs, in.Services, in.EndpointSlices}
+	return []*Informer{in.Pods, in.Nodes, in.Deployments, in.DaemonSets, in.ReplicaSets, in.Jobs, in.CronJobs, in.Services, in.EndpointSlices, in.PodDisruptionBudgets,
+		in.StatefulSets, in.PersistentVolumeClaims, in.PersistentVolumes, in.StorageClasses}
 }
 
 // Manager runs every controller over one set of informers. Create it with
@@ -181,6 +185,9 @@ type Manager struct {
 	Jobs      *JobController
 	CronJobs  *CronJobController
 	Endpoints *EndpointsController
+	Budgets   *DisruptionController
+	Stateful  *StatefulSetController
+	LocalPath *LocalPathController
 }
 
 // New builds the informers and controllers of cfg.
@@ -199,8 +206,13 @@ func New(cfg Config) (*Manager, error) {
 		Jobs:        NewInformer(cfg.Store, "jobs", cfg.Clock, log),
 		CronJobs:    NewInformer(cfg.Store, "cronjobs", cfg.Clock, log),
 
-		Services:       NewInformer(cfg.Store, "services", cfg.Clock, log),
-		EndpointSlices: NewInformer(cfg.Store, "endpointslices", cfg.Clock, log),
+		Services:               NewInformer(cfg.Store, "services", cfg.Clock, log),
+		EndpointSlices:         NewInformer(cfg.Store, "endpointslices", cfg.Clock, log),
+		PodDisruptionBudgets:   NewInformer(cfg.Store, "poddisruptionbudgets", cfg.Clock, log),
+		StatefulSets:           NewInformer(cfg.Store, "statefulsets", cfg.Clock, log),
+		PersistentVolumeClaims: NewInformer(cfg.Store, "persistentvolumeclaims", cfg.Clock, log),
+		PersistentVolumes:      NewInformer(cfg.Store, "persistentvolumes", cfg.Clock, log),
+		StorageClasses:         NewInformer(cfg.Store, "storageclasses", cfg.Clock, log),
 	}
 	in.Pods.AddIndex(indexByNamespace, byNamespace)
 	in.Services.AddIndex(indexByNamespace, byNamespace)
@@ -219,12 +231,16 @@ func New(cfg Config) (*Manager, error) {
 	m.Jobs = newJobController(cfg, in, w)
 	m.CronJobs = newCronJobController(cfg, in)
 	m.Endpoints = newEndpointsController(cfg, in)
+	m.Budgets = newDisruptionController(cfg, in)
+	m.Stateful = newStatefulSetController(cfg, in, w)
+	m.LocalPath = newLocalPathController(cfg, in)
 	return m, nil
 }
 
 // workers returns every controller's queue and reconcile function.
 func (m *Manager) workers() []*worker {
-	return []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Replicas.worker(), m.Jobs.worker(), m.CronJobs.worker(), m.Endpoints.worker()}
+	return []*worker{m.Deploy.worker(), m.Daemons.worker(), m.GC.worker(), m.Nodes.worker(), m.Replicas.worker(), m.Jobs.worker(), m.CronJobs.worker(), m.Budgets.worker(),
+		m.Stateful.worker(), m.LocalPath.worker(), m.Endpoints.worker()}
 }
 
 // Informers returns the shared informers (for the test harness).
@@ -325,6 +341,12 @@ func eventf(ctx context.Context, r EventRecorder, obj api.Object, typ, reason, f
 		v := *o
 		c = &v
 	case *api.CronJob:
+		v := *o
+		c = &v
+	case *api.StatefulSet:
+		v := *o
+		c = &v
+	case *api.PersistentVolumeClaim:
 		v := *o
 		c = &v
 	default:

@@ -15,11 +15,12 @@ import (
 
 // ownerKinds are the owners the collector knows, by apiVersion/kind.
 var ownerKinds = map[string]string{
-	"apps/v1/Deployment": "deployments",
-	"apps/v1/DaemonSet":  "daemonsets",
-	"apps/v1/ReplicaSet": "replicasets",
-	"batch/v1/Job":       "jobs",
-	"batch/v1/CronJob":   "cronjobs",
+	"apps/v1/Deployment":  "deployments",
+	"apps/v1/DaemonSet":   "daemonsets",
+	"apps/v1/ReplicaSet":  "replicasets",
+	"batch/v1/Job":        "jobs",
+	"batch/v1/CronJob":    "cronjobs",
+	"apps/v1/StatefulSet": "statefulsets",
 }
 
 // dependentKeyPrefix marks a queue key that names a dependent other than
@@ -43,6 +44,9 @@ type GarbageCollector struct {
 
 	mu          sync.Mutex
 	missingNode map[string]time.Time // pod key → when its node was first seen missing
+
+	ownersOnce     sync.Once
+	ownerInformers map[string]*Informer // by resource, built once
 }
 
 // gcSweepKey is the queue key of the periodic full scan.
@@ -131,8 +135,7 @@ func (c *GarbageCollector) sync(ctx context.Context, key string) (time.Duration,
 // name and UID, not being deleted. Owners of kinds the collector does not
 // know are assumed to exist.
 func (c *GarbageCollector) ownerExists(ns string, ref api.OwnerReference) bool {
-	var inf *Informer
-	inf = c.owners()[ownerKinds[ref.APIVersion+"/"+ref.Kind]]
+	inf := c.owners()[ownerKinds[ref.APIVersion+"/"+ref.Kind]]
 	if inf == nil {
 		return true
 	}
@@ -183,8 +186,13 @@ func (c *GarbageCollector) collectPod(ctx context.Context, p *api.Pod) (time.Dur
 // owners returns the informers of the kinds that own pods or other
 // dependents, by resource.
 func (c *GarbageCollector) owners() map[string]*Informer {
+	c.ownersOnce.Do(func() { c.ownerInformers = c.buildOwners() })
+	return c.ownerInformers
+}
+
+func (c *GarbageCollector) buildOwners() map[string]*Informer {
 	return map[string]*Informer{"deployments": c.in.Deployments, "daemonsets": c.in.DaemonSets,
-		"replicasets": c.in.ReplicaSets, "jobs": c.in.Jobs, "cronjobs": c.in.CronJobs}
+		"replicasets": c.in.ReplicaSets, "jobs": c.in.Jobs, "cronjobs": c.in.CronJobs, "statefulsets": c.in.StatefulSets}
 }
 
 // dependents returns the informers of the kinds other than pods that

@@ -1,6 +1,9 @@
 package kubectl
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Manifests as a user would write them, in YAML, for kubectl -f -.
 
@@ -115,4 +118,60 @@ type: Normal
 count: 1
 source: {component: e2e}
 `, name, ns, pod, ns, uid)
+}
+
+func replicaSetYAML(ns, name string) string {
+	return strings.Replace(daemonSetYAML(ns, name), "kind: DaemonSet", "kind: ReplicaSet", 1)
+}
+
+func jobYAML(ns, name string) string {
+	return fmt.Sprintf(`apiVersion: batch/v1
+kind: Job
+metadata:
+  name: %[2]s
+  namespace: %[1]s
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: work
+        image: busybox:1.36
+`, ns, name)
+}
+
+func cronJobYAML(ns, name string) string {
+	return fmt.Sprintf(`apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: %[2]s
+  namespace: %[1]s
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - name: work
+            image: busybox:1.36
+`, ns, name)
+}
+
+func statefulSetYAML(ns, name string) string {
+	return strings.Replace(daemonSetYAML(ns, name), "kind: DaemonSet", "kind: StatefulSet", 1)
+}
+
+func claimYAML(ns, name string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: %[2]s
+  namespace: %[1]s
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests: {storage: 1Gi}
+`, ns, name)
 }

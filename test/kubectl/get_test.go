@@ -33,17 +33,25 @@ func TestAPIResources(t *testing.T) {
 		"rolebindings rbac.authorization.k8s.io/v1 true RoleBinding",
 		"selfsubjectaccessreviews authorization.k8s.io/v1 false SelfSubjectAccessReview",
 		"selfsubjectreviews authentication.k8s.io/v1 false SelfSubjectReview",
+		"replicasets rs apps/v1 true ReplicaSet",
+		"jobs batch/v1 true Job",
+		"cronjobs cj batch/v1 true CronJob",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("api-resources lacks row %q; rows: %q", want, got)
 		}
 	}
-	// Other groups may join; these must be there.
-	if out := c.ok(t, "api-versions"); !strings.Contains(out, "apps/v1\n") || !strings.Contains(out, "rbac.authorization.k8s.io/v1\n") || !strings.HasSuffix(out, "\nv1\n") {
-		t.Errorf("api-versions = %q; want apps/v1, rbac.authorization.k8s.io/v1 and v1 among them", out)
+	if out := strings.Fields(c.ok(t, "api-versions")); !slices.Contains(out, "apps/v1") || !slices.Contains(out, "batch/v1") || !slices.Contains(out, "v1") {
+		t.Errorf("api-versions = %q; want apps/v1, batch/v1 and v1 among them", out)
 	}
-	if out := c.ok(t, "api-resources", "--categories=all", "-o", "name"); out != "pods\nservices\ndaemonsets.apps\ndeployments.apps\n" {
-		t.Errorf("api-resources --categories=all = %q; want pods, services, daemonsets.apps, deployments.apps", out)
+	all := strings.Fields(c.ok(t, "api-resources", "--categories=all", "-o", "name"))
+	for _, want := range []string{"pods", "daemonsets.apps", "deployments.apps", "replicasets.apps", "cronjobs.batch", "jobs.batch"} {
+		if !slices.Contains(all, want) {
+			t.Errorf("api-resources --categories=all = %q; want %s among them", all, want)
+		}
+	}
+	if !slices.Contains(all, "services") || !slices.Contains(strings.Fields(c.ok(t, "api-versions")), "rbac.authorization.k8s.io/v1") {
+		t.Errorf("want services among all and the rbac group")
 	}
 }
 
@@ -66,6 +74,7 @@ func seedEveryKind(t *testing.T, c *cluster) (string, []kindCase) {
 	manifests := []string{
 		nodeYAML(node), podYAML(ns, "pod-a", ""), deploymentYAML(ns, "deploy-a", 2, "nginx:1.27"),
 		daemonSetYAML(ns, "ds-a"), configMapYAML(ns, "cm-a"), secretYAML(ns, "secret-a"), eventYAML(ns, "event-a", "pod-a", ""),
+		replicaSetYAML(ns, "rs-a"), jobYAML(ns, "job-a"), cronJobYAML(ns, "cj-a"), statefulSetYAML(ns, "sts-a"), claimYAML(ns, "pvc-a"),
 	}
 	c.stdinOK(t, strings.Join(manifests, "---\n"), "create", "-f", "-")
 	return ns, []kindCase{
@@ -76,6 +85,12 @@ func seedEveryKind(t *testing.T, c *cluster) (string, []kindCase) {
 		{"configmaps", "cm-a", false, "NAME DATA AGE", "", "ConfigMap"},
 		{"secrets", "secret-a", false, "NAME TYPE DATA AGE", "", "Secret"},
 		{"namespaces", ns, false, "NAME STATUS AGE", "", "Namespace"},
+		{"replicasets", "rs-a", true, "NAME DESIRED CURRENT READY AGE", "NAME DESIRED CURRENT READY AGE CONTAINERS IMAGES SELECTOR", "ReplicaSet"},
+		{"jobs", "job-a", true, "NAME STATUS COMPLETIONS DURATION AGE", "NAME STATUS COMPLETIONS DURATION AGE CONTAINERS IMAGES SELECTOR", "Job"},
+		{"statefulsets", "sts-a", true, "NAME READY AGE", "NAME READY AGE CONTAINERS IMAGES", "StatefulSet"},
+		{"persistentvolumeclaims", "pvc-a", true, "NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VOLUMEATTRIBUTESCLASS AGE", "NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VOLUMEATTRIBUTESCLASS AGE VOLUMEMODE", "PersistentVolumeClaim"},
+		{"storageclasses", "local-path", false, "NAME PROVISIONER RECLAIMPOLICY VOLUMEBINDINGMODE ALLOWVOLUMEEXPANSION AGE", "", "StorageClass"},
+		{"cronjobs", "cj-a", true, "NAME SCHEDULE TIMEZONE SUSPEND ACTIVE LAST SCHEDULE AGE", "NAME SCHEDULE TIMEZONE SUSPEND ACTIVE LAST SCHEDULE AGE CONTAINERS IMAGES SELECTOR", "CronJob"},
 		{"events", "event-a", true, "LAST SEEN TYPE REASON OBJECT MESSAGE", "LAST SEEN TYPE REASON OBJECT SUBOBJECT SOURCE MESSAGE FIRST SEEN COUNT NAME", "Event"},
 	}
 }
@@ -108,8 +123,8 @@ func TestGetStructuredOutput(t *testing.T) {
 	if got != want {
 		t.Errorf("get po,deploy,ds,cm -o name = %q; want %q", got, want)
 	}
-	if got := c.ok(t, "get", "all", "-n", ns, "-o", "name"); got != "pod/pod-a\ndaemonset.apps/ds-a\ndeployment.apps/deploy-a\n" {
-		t.Errorf("get all -o name = %q; want the pod, daemonset and deployment", got)
+	if got, want := c.ok(t, "get", "all", "-n", ns, "-o", "name"), "pod/pod-a\ndaemonset.apps/ds-a\ndeployment.apps/deploy-a\nreplicaset.apps/rs-a\nstatefulset.apps/sts-a\ncronjob.batch/cj-a\njob.batch/job-a\n"; got != want {
+		t.Errorf("get all -o name = %q; want %q", got, want)
 	}
 	if got := c.ok(t, "get", "pod", "pod-a", "-n", ns, "-o", "jsonpath={.spec.containers[0].image}"); got != "busybox:1.36" {
 		t.Errorf("get pod -o jsonpath = %q; want busybox:1.36", got)

@@ -41,14 +41,23 @@ var (
 	shared     *cluster
 	sharedErr  error
 	sharedOnce sync.Once
+
+	// live is a second cluster whose controllers run, for the tests of
+	// what they do (ReplicaSets, rollout undo, Jobs).
+	live     *cluster
+	liveErr  error
+	liveOnce sync.Once
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared != nil {
-		shared.cancel()
+	for _, c := range []*cluster{shared, live} {
+		if c == nil {
+			continue
+		}
+		c.cancel()
 		select {
-		case err := <-shared.done:
+		case err := <-c.done:
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "server stopped with error: %v\n", err)
 				code = 1
@@ -57,7 +66,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "server did not stop within 30s")
 			code = 1
 		}
-		os.RemoveAll(filepath.Dir(shared.home))
+		os.RemoveAll(filepath.Dir(c.home))
 	}
 	os.Exit(code)
 }
@@ -66,14 +75,25 @@ func TestMain(m *testing.M) {
 // calls it fails when kubectl is missing or the server cannot start.
 func start(t *testing.T) *cluster {
 	t.Helper()
-	sharedOnce.Do(func() { shared, sharedErr = startCluster() })
+	sharedOnce.Do(func() { shared, sharedErr = startCluster(false) })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)
 	}
 	return shared
 }
 
-func startCluster() (*cluster, error) {
+// startLive returns the cluster with controllers, starting it on first
+// use.
+func startLive(t *testing.T) *cluster {
+	t.Helper()
+	liveOnce.Do(func() { live, liveErr = startCluster(true) })
+	if liveErr != nil {
+		t.Fatal(liveErr)
+	}
+	return live
+}
+
+func startCluster(controllers bool) (*cluster, error) {
 	bin, err := exec.LookPath("kubectl")
 	if err != nil {
 		return nil, errors.New(installHint)
@@ -92,8 +112,9 @@ func startCluster() (*cluster, error) {
 	go func() {
 		c.done <- server.Run(ctx, server.Config{
 			// The tests write the status the controllers would (and
-			// count the objects they create), so none run here.
-			DataDir: filepath.Join(root, "data"), Listen: "127.0.0.1:0", DisableAgent: true, DisableControllers: true,
+			// count the objects they create), so none run here, but
+			// in the live cluster.
+			DataDir: filepath.Join(root, "data"), Listen: "127.0.0.1:0", DisableAgent: true, DisableControllers: !controllers,
 			Ready: func(i server.Info) { ready <- i },
 		})
 	}()

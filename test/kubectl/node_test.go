@@ -66,3 +66,36 @@ func TestEviction(t *testing.T) {
 		t.Errorf("evict a missing pod: stderr %q; want %q", stderr, want)
 	}
 }
+
+// TestDrainRespectsDisruptionBudget: with a PodDisruptionBudget of
+// minAvailable 1 over two ready pods, kubectl drain evicts one and keeps
+// retrying the other (429) until its timeout.
+func TestDrainRespectsDisruptionBudget(t *testing.T) {
+	t.Parallel()
+	c := start(t)
+	ns := c.namespace(t)
+	node := ns + "-node"
+	c.stdinOK(t, nodeYAML(node), "create", "-f", "-")
+	pods := strings.ReplaceAll(podYAML(ns, "db-a", node), "app: db-a", "app: db") + "---\n" +
+		strings.ReplaceAll(podYAML(ns, "db-b", node), "app: db-b", "app: db")
+	c.stdinOK(t, pods, "create", "-f", "-")
+	for _, p := range []string{"db-a", "db-b"} {
+		c.ok(t, "patch", "pod", p, "-n", ns, "--subresource=status", "--type=merge",
+			"-p", `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`)
+	}
+	c.ok(t, "create", "poddisruptionbudget", "db", "--selector=app=db", "--min-available=1", "-n", ns)
+	out := c.ok(t, "get", "pdb", "-n", ns)
+	if h := header(out); h != "NAME MIN AVAILABLE MAX UNAVAILABLE ALLOWED DISRUPTIONS AGE" {
+		t.Errorf("get pdb header = %q", h)
+	}
+	r := c.run(t, "", nil, "drain", node, "--force", "--grace-period=0", "--timeout=4s")
+	if r.err == nil {
+		t.Fatalf("drain succeeded; want it to time out on the budget\nstdout: %s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "Cannot evict pod as it would violate the pod's disruption budget.") {
+		t.Errorf("drain stderr = %q; want the budget refusal", r.stderr)
+	}
+	if n := len(strings.Fields(c.ok(t, "get", "pods", "-n", ns, "-o", "name"))); n != 1 {
+		t.Errorf("%d pods left after the drain; want 1 (the budget keeps one)", n)
+	}
+}
