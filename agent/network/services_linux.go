@@ -74,6 +74,7 @@ type svcRule struct {
 	drop             bool             // drop
 }
 
+// String is the rule as text, for fingerprints.
 func (r svcRule) String() string {
 	return fmt.Sprintf("%s|%s|%v|%t", r.markIfSrcOutside, r.gotoChain, r.spread, r.drop)
 }
