@@ -202,6 +202,9 @@ func (m *Manager) SyncServices(st *proxy.State) error {
 	}
 	want := planServices(st, m.cluster, scidr)
 	if err := m.applyServices(want); err != nil {
+		// The table may have been changed behind our back (a firewall
+		// reload): the next sync rewrites every proxy chain.
+		m.svc.applied = nil
 		return fmt.Errorf("service proxy: %w", err)
 	}
 	old := m.svc.state
