@@ -74,6 +74,7 @@ type svcRule struct {
 	drop             bool             // drop
 }
 
+// String is the rule as text, for fingerprints.
 func (r svcRule) String() string {
 	return fmt.Sprintf("%s|%s|%v|%t", r.markIfSrcOutside, r.gotoChain, r.spread, r.drop)
 }
@@ -176,6 +177,14 @@ type serviceProxy struct {
 	applied *svcPlan     // nil before the first sync of this process
 	state   *proxy.State // what applied was built from
 	flushed func(error)  // test hook: called after each conntrack flush
+	setIDs  uint32       // last set ID of the transaction being built
+}
+
+// nextSetID returns a set ID unique within the transaction being built
+// (callers hold mu).
+func (p *serviceProxy) nextSetID() uint32 {
+	p.setIDs++
+	return p.setIDs
 }
 
 // SyncServices programs st as the node's service rules in one nftables
@@ -193,6 +202,9 @@ func (m *Manager) SyncServices(st *proxy.State) error {
 	}
 	want := planServices(st, m.cluster, scidr)
 	if err := m.applyServices(want); err != nil {
+		// The table may have been changed behind our back (a firewall
+		// reload): the next sync rewrites every proxy chain.
+		m.svc.applied = nil
 		return fmt.Errorf("service proxy: %w", err)
 	}
 	old := m.svc.state
@@ -220,9 +232,12 @@ func (m *Manager) applyServices(want *svcPlan) error {
 	}
 	t := &nftables.Table{Family: nftables.TableFamilyIPv4, Name: m.cfg.Table}
 	c.AddTable(t)
-	ipMap := &nftables.Set{Table: t, Name: mapClusterIPs, IsMap: true, Concatenation: true, KeyType: clusterIPKey, DataType: nftables.TypeVerdict}
-	npMap := &nftables.Set{Table: t, Name: mapNodePorts, IsMap: true, Concatenation: true, KeyType: nodePortKey, DataType: nftables.TypeVerdict}
-	npMasq := &nftables.Set{Table: t, Name: setNodeMasq, Concatenation: true, KeyType: nodePortKey}
+	// Set IDs are ours, unique within the transaction: left zero,
+	// google/nftables would take them from an unsynchronized global.
+	m.svc.setIDs = 0
+	ipMap := &nftables.Set{Table: t, ID: m.svc.nextSetID(), Name: mapClusterIPs, IsMap: true, Concatenation: true, KeyType: clusterIPKey, DataType: nftables.TypeVerdict}
+	npMap := &nftables.Set{Table: t, ID: m.svc.nextSetID(), Name: mapNodePorts, IsMap: true, Concatenation: true, KeyType: nodePortKey, DataType: nftables.TypeVerdict}
+	npMasq := &nftables.Set{Table: t, ID: m.svc.nextSetID(), Name: setNodeMasq, Concatenation: true, KeyType: nodePortKey}
 	have := m.svc.applied
 	first := have == nil
 	if first {
@@ -458,7 +473,8 @@ func (m *Manager) addServiceRule(c *nftables.Conn, t *nftables.Table, ch *nftabl
 	case r.drop:
 		ex = []expr.Any{&expr.Verdict{Kind: expr.VerdictDrop}}
 	case len(r.spread) > 0:
-		set := &nftables.Set{Table: t, Anonymous: true, Constant: true, IsMap: true, KeyType: nftables.TypeInteger, DataType: endpointData, KeyByteOrder: binaryutil.NativeEndian}
+		set := &nftables.Set{Table: t, ID: m.svc.nextSetID(), Name: "__map%d", Anonymous: true, Constant: true, IsMap: true,
+			KeyType: nftables.TypeInteger, DataType: endpointData, KeyByteOrder: binaryutil.NativeEndian}
 		els := make([]nftables.SetElement, len(r.spread))
 		for i, ap := range r.spread {
 			a := ap.Addr().As4()

@@ -182,3 +182,34 @@ func TestServiceProxyTwoHostsRealNetns(t *testing.T) {
 		t.Errorf("the Manager's chains went with the Services:\n%s", tbl)
 	}
 }
+
+// TestServiceProxyRecoversFromAFlushedTableRealNetns deletes the proxy's
+// chains behind its back (as a firewall reload would); the failed
+// incremental sync makes the next one rewrite everything.
+func TestServiceProxyRecoversFromAFlushedTableRealNetns(t *testing.T) {
+	requireTools(t)
+	h := newHost(t, "node-a", "192.168.246.1", "10.244.1.0/24")
+	h.m = newManager(t, h)
+	if err := h.m.SetPodCIDR(h.cidr); err != nil {
+		t.Fatal(err)
+	}
+	p := proxy.Port{Name: "default/web:http", ClusterIP: netip.MustParseAddr("10.96.0.10"), Port: 80, Proto: proxy.ProtoTCP,
+		Endpoints: []proxy.Endpoint{ep("10.244.1.9", 8080, true)}}
+	if err := h.m.SyncServices(svcState(p)); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "ip", "netns", "exec", nsName(h.ns), "nft", "delete", "table", "ip", DefaultTable)
+	p.Endpoints = append(p.Endpoints, ep("10.244.1.10", 8080, true))
+	if err := h.m.SyncServices(svcState(p)); err == nil {
+		t.Log("incremental sync over a deleted table succeeded (the kernel recreated what it needed)")
+	}
+	if err := h.m.SetPodCIDR(h.cidr); err != nil { // the Manager repairs its own chains
+		t.Fatal(err)
+	}
+	if err := h.m.SyncServices(svcState(p)); err != nil {
+		t.Fatalf("sync after the table was deleted = %v; want a full rewrite", err)
+	}
+	if tbl := nftTable(t, h.ns); !strings.Contains(tbl, "10.244.1.10 . 8080") || !strings.Contains(tbl, "10.96.0.10 . tcp . 80") {
+		t.Fatalf("after recovery the table lacks the Service:\n%s", tbl)
+	}
+}

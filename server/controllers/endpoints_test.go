@@ -201,3 +201,18 @@ func TestEndpointsControllerLeavesSelectorlessServices(t *testing.T) {
 		t.Errorf("slices for a selectorless Service = %d; want 0", len(ss))
 	}
 }
+
+func TestSliceEndpointHostname(t *testing.T) {
+	svc := webService()
+	p := epPod("db-0", "10.42.0.9", true)
+	p.Spec.Hostname, p.Spec.Subdomain = "db-0", "web"
+	other := epPod("x", "10.42.0.10", true)
+	other.Spec.Hostname, other.Spec.Subdomain = "x", "elsewhere"
+	eps := serviceEndpoints(svc, []*api.Pod{p, other})
+	if h := sliceEndpoint(svc, &eps[0]).Hostname; h == nil || *h != "db-0" {
+		t.Errorf("hostname of a pod whose subdomain is the Service = %v; want db-0", h)
+	}
+	if h := sliceEndpoint(svc, &eps[1]).Hostname; h != nil {
+		t.Errorf("hostname of a pod of another subdomain = %q; want none", *h)
+	}
+}
