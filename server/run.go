@@ -242,7 +242,7 @@ func (s *server) serve(ctx context.Context) error {
 	}
 
 	s.ready.Store(true)
-	s.log.Info("skiff server listening", "addr", ln.Addr().String(), "url", info.URL, "datastore", cfg.Datastore)
+	s.log.Info("skiff server listening", "addr", ln.Addr().String(), "url", info.URL, "datastore", storage.Redact(cfg.Datastore))
 	if cfg.DisableAgent {
 		s.log.Info("local agent disabled (--disable-agent)")
 	}
