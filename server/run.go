@@ -162,7 +162,11 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.tokens.EnsureDefaultJoinToken(ctx, cfg.path(joinTokenName)); err != nil {
+	ensureJoin := func(ctx context.Context, path string) error {
+		_, err := s.tokens.EnsureDefaultJoinToken(ctx, path)
+		return err
+	}
+	if err := shareJoinToken(ctx, st, cfg.path(joinTokenName), ensureJoin); err != nil {
 		return err
 	}
 	if err := s.newControllers(); err != nil {
