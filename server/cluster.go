@@ -31,6 +31,7 @@ import (
 const (
 	blobCA         = "tls/ca"
 	blobAdminToken = "admin.token"
+	blobJoinToken  = "join.token"
 )
 
 // livenessSyncInterval is how often a server on PostgreSQL merges the
@@ -107,6 +108,43 @@ func shareAdminToken(ctx context.Context, st *storage.Store, path string) (strin
 		return "", fmt.Errorf("adopt the cluster admin token: %w", err)
 	}
 	return auth.EnsureAdminToken(path)
+}
+
+// shareJoinToken makes the default join token the cluster's: a server
+// without a join.token file takes the one the store holds, if any; then
+// ensure (Tokens.EnsureDefaultJoinToken) reads or makes the file and
+// stores the token's hash, and the file is offered to the store. A server
+// that lost a race at the very first start adopts the winner's token.
+func shareJoinToken(ctx context.Context, st *storage.Store, path string, ensure func(context.Context, string) error) error {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		shared, ok, err := st.Blob(ctx, blobJoinToken)
+		if err != nil {
+			return fmt.Errorf("share join token: %w", err)
+		}
+		if ok {
+			if err := atomicfile.Create(path, shared, 0o600); err != nil {
+				return fmt.Errorf("adopt the cluster join token: %w", err)
+			}
+		}
+	}
+	if err := ensure(ctx, path); err != nil {
+		return err
+	}
+	mine, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("share join token: %w", err)
+	}
+	shared, err := st.ShareBlob(ctx, blobJoinToken, mine)
+	if err != nil {
+		return fmt.Errorf("share join token: %w", err)
+	}
+	if bytes.Equal(shared, mine) {
+		return nil
+	}
+	if err := atomicfile.Replace(path, shared, 0o600); err != nil {
+		return fmt.Errorf("adopt the cluster join token: %w", err)
+	}
+	return ensure(ctx, path)
 }
 
 // syncLiveness merges this server's heartbeats into the store's liveness

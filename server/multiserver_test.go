@@ -190,6 +190,9 @@ func TestPostgresTwoServersKillLeader(t *testing.T) {
 	if rb.token != a.token {
 		t.Fatal("the servers have different admin tokens")
 	}
+	if b.joinToken() != strings.TrimSpace(readFileT(t, filepath.Join(dirA, "server", joinTokenName))) {
+		t.Fatal("the servers have different default join tokens")
+	}
 	rb.must("POST", "/api/v1/namespaces/default/pods", pod("p2"), 201)
 	waitBound(rb, "p2", 20*time.Second) // scheduled by A, the leader
 

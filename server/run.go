@@ -209,7 +209,11 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.tokens.EnsureDefaultJoinToken(ctx, cfg.path(joinTokenName)); err != nil {
+	ensureJoin := func(ctx context.Context, path string) error {
+		_, err := s.tokens.EnsureDefaultJoinToken(ctx, path)
+		return err
+	}
+	if err := shareJoinToken(ctx, st, cfg.path(joinTokenName), ensureJoin); err != nil {
 		return err
 	}
 	saKey, err := auth.EnsureSigningKey(cfg.path(serviceAccountKeyName))
@@ -300,7 +304,7 @@ func (s *server) serve(ctx context.Context) error {
 	}
 
 	s.ready.Store(true)
-	s.log.Info("skiff server listening", "addr", ln.Addr().String(), "url", info.URL, "datastore", cfg.Datastore)
+	s.log.Info("skiff server listening", "addr", ln.Addr().String(), "url", info.URL, "datastore", storage.Redact(cfg.Datastore))
 	if cfg.DisableAgent {
 		s.log.Info("local agent disabled (--disable-agent)")
 	}

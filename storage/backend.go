@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -74,6 +75,12 @@ func ParseDatastore(datastore string) (Options, error) {
 	if strings.HasPrefix(datastore, PostgresScheme) || strings.HasPrefix(datastore, "postgresql://") {
 		u, err := url.Parse(datastore)
 		if err != nil {
+			// url.Error repeats the URL, password included: keep only
+			// what is wrong with it.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
 			return Options{}, fmt.Errorf("datastore %s: %w", Redact(datastore), err)
 		}
 		if strings.Trim(u.Path, "/") == "" {

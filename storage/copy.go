@@ -40,11 +40,8 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store) (CopyReport, error) {
 			return rep, fmt.Errorf("copy: read source %s: %w", m.key, translate(err))
 		}
 	}
-	var lastTs int64
 	err = s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
-		var err error
-		lastTs, err = copyRows(ctx, tx, w, &rep)
-		return err
+		return copyRows(ctx, tx, w, &rep)
 	}})
 	if err != nil {
 		return rep, fmt.Errorf("copy: %w", err)
@@ -54,17 +51,16 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store) (CopyReport, error) {
 	s.raiseCompacted(rep.Compacted)
 	s.bc.skipTo(rep.Revision, fmt.Errorf("the store was replaced by a copy: %w", ErrTooSlow))
 	s.pubMu.Unlock()
-	s.w.lastTs = max(s.w.lastTs, lastTs) // the writer is idle: the task has returned
 	return rep, s.checkCopy(ctx, rep)
 }
 
 // copyRows runs in the destination's writer: in one write transaction
 // (holding the revision lock, so no other server writes meanwhile) it
 // checks the destination is empty and inserts the source's rows.
-func copyRows(ctx context.Context, src *sql.Tx, w *writer, rep *CopyReport) (lastTs int64, err error) {
+func copyRows(ctx context.Context, src *sql.Tx, w *writer, rep *CopyReport) (err error) {
 	rev, _, err := w.be.begin(ctx, w)
 	if err != nil {
-		return 0, translate(err)
+		return translate(err)
 	}
 	defer func() {
 		if err != nil {
@@ -73,19 +69,20 @@ func copyRows(ctx context.Context, src *sql.Tx, w *writer, rep *CopyReport) (las
 	}()
 	var objects int64
 	if err := w.conn.QueryRowContext(ctx, `SELECT count(*) FROM objects`).Scan(&objects); err != nil {
-		return 0, translate(err)
+		return translate(err)
 	}
 	if objects != 0 || rev != 0 {
-		return 0, fmt.Errorf("the destination is not empty (%d objects, revision %d): %w", objects, rev, ErrExists)
+		return fmt.Errorf("the destination is not empty (%d objects, revision %d): %w", objects, rev, ErrExists)
 	}
-	if lastTs, err = copyTables(ctx, src, w, rep); err != nil {
-		return 0, translate(err)
+	lastTs, err := copyTables(ctx, src, w, rep)
+	if err != nil {
+		return translate(err)
 	}
 	if err := w.be.commit(ctx, w, rep.Revision, lastTs); err != nil {
-		return 0, translate(err)
+		return translate(err)
 	}
-	w.lastRev = rep.Revision
-	return lastTs, nil
+	w.lastRev, w.lastTs = rep.Revision, max(w.lastTs, lastTs)
+	return nil
 }
 
 func copyTables(ctx context.Context, src *sql.Tx, w *writer, rep *CopyReport) (lastTs int64, err error) {

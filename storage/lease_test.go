@@ -117,6 +117,12 @@ func TestPostgresShareBlobFirstWins(t *testing.T) {
 	if got, err := b.ShareBlob(ctx, "ca", []byte("from-b")); err != nil || string(got) != "from-a" {
 		t.Fatalf("B ShareBlob = %q, %v; want from-a, nil", got, err)
 	}
+	if got, ok, err := b.Blob(ctx, "ca"); err != nil || !ok || string(got) != "from-a" {
+		t.Fatalf("B Blob(ca) = %q, %v, %v; want from-a, true, nil", got, ok, err)
+	}
+	if _, ok, err := b.Blob(ctx, "missing"); err != nil || ok {
+		t.Fatalf("Blob(missing) = %v, %v; want false, nil", ok, err)
+	}
 }
 
 // TestPostgresShareLivenessKeepsLatest: heartbeats seen by either server

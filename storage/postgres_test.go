@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/storage"
 	"github.com/skiffhq/skiff/storage/storagetest"
 )
@@ -272,4 +275,60 @@ func TestCopySQLiteToPostgres(t *testing.T) {
 	if _, err := dst.CopyFrom(ctx, src); !errors.Is(err, storage.ErrExists) {
 		t.Errorf("CopyFrom into a non-empty store = %v; want ErrExists", err)
 	}
+}
+
+// TestPostgresChurnBounded: under churn, compaction keeps the change log
+// to the retained revisions, and once PostgreSQL has vacuumed the table
+// reuses its space: a second round of the same churn does not grow it.
+func TestPostgresChurnBounded(t *testing.T) {
+	ctx := context.Background()
+	fake := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	opts := pgBackend.Fresh(t, storage.Options{Clock: fake, CompactMinRevisions: 200, CompactMinAge: time.Minute, CompactInterval: -1})
+	s := storagetest.OpenAt(t, opts)
+	db, err := sql.Open("pgx", opts.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const objects, rounds = 50, 40
+	churn := func() {
+		for r := range rounds {
+			var objs []api.Object
+			for i := range objects {
+				objs = append(objs, storagetest.ConfigMap("default", fmt.Sprint("c", i), map[string]string{"r": fmt.Sprint(r), "pad": strings.Repeat("x", 1000)}))
+			}
+			for i, err := range s.UpdateBatch(ctx, objs) {
+				if errors.Is(err, storage.ErrNotFound) {
+					err = s.Create(ctx, objs[i])
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		fake.Advance(2 * time.Minute)
+		if _, err := s.Compact(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, "VACUUM changes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	size := func() (rows, bytes int64) {
+		if err := db.QueryRowContext(ctx, "SELECT count(*), pg_total_relation_size('changes') FROM changes").Scan(&rows, &bytes); err != nil {
+			t.Fatal(err)
+		}
+		return rows, bytes
+	}
+	churn()
+	rows1, bytes1 := size()
+	churn()
+	rows2, bytes2 := size()
+	if rows1 > 200 || rows2 > 200 {
+		t.Errorf("change log rows after compaction = %d, %d; want at most the 200 retained", rows1, rows2)
+	}
+	if bytes2 > bytes1*3/2 {
+		t.Errorf("change log grew from %d to %d bytes over a second round of the same churn; want its space reused", bytes1, bytes2)
+	}
+	t.Logf("after %d revisions: %d rows, %d bytes; after %d: %d rows, %d bytes", objects*rounds, rows1, bytes1, 2*objects*rounds, rows2, bytes2)
 }

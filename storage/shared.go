@@ -44,6 +44,27 @@ func (s *Store) ShareBlob(ctx context.Context, name string, value []byte) ([]byt
 	return stored, nil
 }
 
+// Blob returns the shared blob name, if the store holds one. On SQLite
+// it holds none.
+func (s *Store) Blob(ctx context.Context, name string) ([]byte, bool, error) {
+	if _, ok := s.be.(*pgBackend); !ok {
+		return nil, false, nil
+	}
+	if err := s.beginRead(); err != nil {
+		return nil, false, fmt.Errorf("read blob %s: %w", name, err)
+	}
+	defer s.endRead()
+	var v []byte
+	err := s.rdb.QueryRowContext(ctx, `SELECT value FROM blobs WHERE name = $1`, name).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read blob %s: %w", name, translate(err))
+	}
+	return v, true, nil
+}
+
 // ShareLiveness merges beats (node name to its latest heartbeat seen by
 // this server) into the store's liveness table, keeping the later time
 // per node, and returns the merged table: every node's latest heartbeat

@@ -28,13 +28,22 @@ type Server struct {
 	// Admin is a client with the admin token.
 	Admin *client.Client
 	cfg   client.Config
+	// datastore is the server's --datastore; "" for SQLite in Dir.
+	datastore string
 }
 
 // StartServer starts a server (with its scheduler disabled) and stops it
 // when the test ends.
 func StartServer(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{t: t, Dir: t.TempDir(), listen: "127.0.0.1:0"}
+	return StartServerOn(t, "")
+}
+
+// StartServerOn is StartServer on a datastore URL (a PostgreSQL database
+// several servers share); "" is the server's own SQLite file.
+func StartServerOn(t testing.TB, datastore string) *Server {
+	t.Helper()
+	s := &Server{t: t, Dir: t.TempDir(), listen: "127.0.0.1:0", datastore: datastore}
 	s.Start()
 	cfg, err := client.LoadConfig(s.Info.ClientConfigPath)
 	if err != nil {
@@ -59,7 +68,7 @@ func (s *Server) Start() {
 	ready := make(chan server.Info, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- server.Run(ctx, server.Config{DataDir: s.Dir, Listen: s.listen, DisableScheduler: true, Ready: func(i server.Info) { ready <- i }})
+		done <- server.Run(ctx, server.Config{DataDir: s.Dir, Listen: s.listen, Datastore: s.datastore, DisableScheduler: true, Ready: func(i server.Info) { ready <- i }})
 	}()
 	select {
 	case s.Info = <-ready:
@@ -95,6 +104,17 @@ func (s *Server) Stop() {
 // client holding the node credential.
 func (s *Server) NodeClient(node string) *client.Client {
 	s.t.Helper()
+	c, err := client.New(s.NodeConfig(node))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c
+}
+
+// NodeConfig joins node with the server's join token and returns the
+// client configuration holding the node credential.
+func (s *Server) NodeConfig(node string) client.Config {
+	s.t.Helper()
 	tok, err := os.ReadFile(s.Info.JoinTokenPath)
 	if err != nil {
 		s.t.Fatal(err)
@@ -106,11 +126,7 @@ func (s *Server) NodeClient(node string) *client.Client {
 	}
 	cfg := s.cfg
 	cfg.Token = resp.NodeCredential
-	c, err := client.New(cfg)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return c
+	return cfg
 }
 
 // Pods is the pods resource.
