@@ -68,6 +68,7 @@ type config struct {
 	suiteMax time.Duration
 	scale    int
 	memory   string
+	cpu      string
 	cpus     int
 	verbose  bool
 	keep     bool
@@ -87,6 +88,7 @@ func main() {
 	flag.DurationVar(&cfg.suiteMax, "suite-timeout", 8*time.Minute, "each suite's -test.timeout")
 	flag.StringVar(&cfg.memory, "memory", "3G", "VM memory")
 	flag.IntVar(&cfg.cpus, "smp", 2, "VM CPUs")
+	flag.StringVar(&cfg.cpu, "cpu", "max", "qemu's CPU model")
 	flag.BoolVar(&cfg.verbose, "v", false, "print the whole console, not only results and failures")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (initramfs, console log)")
 	flag.Parse()
@@ -159,7 +161,7 @@ func run(ctx context.Context, cfg config) error {
 	st, _ := os.Stat(initrd)
 	logf("kernel %s, initramfs %d MiB, built in %s", k.release, st.Size()>>20, time.Since(start).Round(time.Second))
 	res, err := boot(ctx, bootConfig{
-		qemu: qemu, kernel: k.vmlinuz, initrd: initrd, memory: cfg.memory, cpus: cfg.cpus,
+		qemu: qemu, kernel: k.vmlinuz, initrd: initrd, memory: cfg.memory, cpu: cfg.cpu, cpus: cfg.cpus,
 		token: token, timeout: cfg.timeout, verbose: cfg.verbose, log: filepath.Join(work, "console.log"),
 	})
 	if res != nil {
