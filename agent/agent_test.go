@@ -300,8 +300,10 @@ func TestAgentRunsPods(t *testing.T) {
 		_, err := srv.Admin.Get(context.Background(), agenttest.Pods(), "default", "term")
 		return api.IsNotFound(err)
 	})
-	if d := time.Since(start); d > 15*time.Second {
-		t.Errorf("graceful delete of a TERM-handling pod took %v", d)
+	// 15 s (stretched under emulation, but always short of the 30 s
+	// grace period a pod ignoring TERM would take).
+	if d, limit := time.Since(start), min(testenv.Bound(15*time.Second), 29*time.Second); d > limit {
+		t.Errorf("graceful delete of a TERM-handling pod took %v; want under %v", d, limit)
 	}
 }
 

@@ -29,37 +29,46 @@ type v2Watch struct {
 // trigger on its memory.pressure, or on /proc/pressure/memory for the
 // hierarchy's root (which has no memory.pressure of its own on some
 // kernels and is the whole machine anyway), and its memory.events when
-// it has one (the root has none).
+// it has one (the root has none). Either alone will do: kernels booted
+// without PSI (psi=0, the default of some distributions) still wake the
+// notifier through memory.events. It fails only when neither opens.
 func openV2Watches(sig Signal, dir string) ([]v2Watch, error) {
+	var ws []v2Watch
+	psi, psiErr := openPSI(sig, dir)
+	if psiErr == nil {
+		ws = append(ws, psi)
+	}
+	events := filepath.Join(dir, "memory.events")
+	ef, err := os.Open(events)
+	if err == nil {
+		w := v2Watch{f: ef, fd: int(ef.Fd())}
+		if err = w.reread(); err == nil {
+			return append(ws, w), nil
+		}
+		ef.Close()
+	}
+	if len(ws) > 0 {
+		return ws, nil
+	}
+	return nil, fmt.Errorf("memory notifier: %w", errors.Join(psiErr, err))
+}
+
+// openPSI opens the memory pressure file for sig's cgroup dir and
+// writes psiTrigger to it.
+func openPSI(sig Signal, dir string) (v2Watch, error) {
 	pressure := filepath.Join(dir, "memory.pressure")
 	if _, err := os.Stat(pressure); errors.Is(err, fs.ErrNotExist) && sig == SignalMemoryAvailable {
 		pressure = "/proc/pressure/memory"
 	}
 	f, err := os.OpenFile(pressure, os.O_RDWR, 0)
 	if err != nil {
-		return nil, fmt.Errorf("memory notifier: %w", err)
+		return v2Watch{}, err
 	}
 	if _, err := f.WriteString(psiTrigger); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("memory notifier: arm PSI trigger in %s: %w", pressure, err)
+		return v2Watch{}, fmt.Errorf("arm PSI trigger in %s: %w", pressure, err)
 	}
-	ws := []v2Watch{{f: f, fd: int(f.Fd()), psi: true}}
-	events := filepath.Join(dir, "memory.events")
-	ef, err := os.Open(events)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return ws, nil
-	case err != nil:
-		f.Close()
-		return nil, fmt.Errorf("memory notifier: %w", err)
-	}
-	w := v2Watch{f: ef, fd: int(ef.Fd())}
-	if err := w.reread(); err != nil {
-		f.Close()
-		ef.Close()
-		return nil, fmt.Errorf("memory notifier: read %s: %w", events, err)
-	}
-	return append(ws, w), nil
+	return v2Watch{f: f, fd: int(f.Fd()), psi: true}, nil
 }
 
 // reread reads an events file from the start, which makes poll wait for

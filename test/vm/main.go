@@ -27,16 +27,16 @@ var stage2Script string
 // pattern runs the whole package). Together: pod start; limits in
 // memory.max, cpu.max, cpu.weight and pids.max; the QoS tree under the
 // cgroup root; OOMKilled; the memory notifier woken by memory.events and
-// PSI; eviction; agent restart adopting containers; the pod network
-// (bridge, VXLAN, nftables, hostPort). Suites that do not touch cgroups
+// PSI; eviction; a restarted runtime adopting its containers; the pod
+// network (bridge, VXLAN, nftables, hostPort). Suites that do not touch cgroups
 // (images, exec, probes, crash-loop timing) run on the host only: under
 // TCG each costs tens of seconds of the 8-minute budget.
 var defaultSuites = []string{
 	"./agent/cgroups",
-	"./agent/runtime/containerd=^TestIntegration(CgroupLimits|OOMKilled)$",
+	"./agent/runtime/containerd=^TestIntegration(CgroupLimits|OOMKilled|AgentRestart)$",
 	"./agent/eviction=^TestIntegrationMemory",
 	"./agent/network=RealNetns$",
-	"./agent=^TestAgent(RunsPods|RestartAndServerOutage)$",
+	"./agent=^TestAgentRunsPods$",
 	"./cmd/skiff/internal/preflight=^TestGatherRealMachine$",
 }
 
@@ -68,6 +68,7 @@ type config struct {
 	suiteMax time.Duration
 	scale    int
 	memory   string
+	cpu      string
 	cpus     int
 	verbose  bool
 	keep     bool
@@ -82,11 +83,12 @@ func main() {
 	flag.StringVar(&cfg.cache, "cache", filepath.Join(cacheDir, "skiff-vm"), "directory for the downloaded kernel (outside the tree, reused)")
 	suites := flag.String("suites", strings.Join(defaultSuites, ","), "comma-separated packages to run in the VM, each optionally =pattern (its -test.run)")
 	flag.StringVar(&cfg.run, "run", "", "passed to every suite as -test.run, instead of the suites' own patterns")
-	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "the VM is killed and the run fails after this long")
+	flag.DurationVar(&cfg.timeout, "timeout", 12*time.Minute, "the VM is killed and the run fails after this long")
 	flag.IntVar(&cfg.scale, "scale", 4, "multiplies the tests' real-time bounds in the VM (SKIFF_TEST_TIMEOUT_SCALE, 2-20)")
-	flag.DurationVar(&cfg.suiteMax, "suite-timeout", 5*time.Minute, "each suite's -test.timeout")
+	flag.DurationVar(&cfg.suiteMax, "suite-timeout", 8*time.Minute, "each suite's -test.timeout")
 	flag.StringVar(&cfg.memory, "memory", "3G", "VM memory")
 	flag.IntVar(&cfg.cpus, "smp", 2, "VM CPUs")
+	flag.StringVar(&cfg.cpu, "cpu", "max", "qemu's CPU model")
 	flag.BoolVar(&cfg.verbose, "v", false, "print the whole console, not only results and failures")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (initramfs, console log)")
 	flag.Parse()
@@ -159,7 +161,7 @@ func run(ctx context.Context, cfg config) error {
 	st, _ := os.Stat(initrd)
 	logf("kernel %s, initramfs %d MiB, built in %s", k.release, st.Size()>>20, time.Since(start).Round(time.Second))
 	res, err := boot(ctx, bootConfig{
-		qemu: qemu, kernel: k.vmlinuz, initrd: initrd, memory: cfg.memory, cpus: cfg.cpus,
+		qemu: qemu, kernel: k.vmlinuz, initrd: initrd, memory: cfg.memory, cpu: cfg.cpu, cpus: cfg.cpus,
 		token: token, timeout: cfg.timeout, verbose: cfg.verbose, log: filepath.Join(work, "console.log"),
 	})
 	if res != nil {

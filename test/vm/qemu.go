@@ -21,7 +21,7 @@ const kernelCmdline = "console=ttyS0 quiet loglevel=3 panic=-1 cgroup_no_v1=all 
 
 type bootConfig struct {
 	qemu, kernel, initrd string
-	memory               string
+	memory, cpu          string
 	cpus                 int
 	token                string
 	timeout              time.Duration
@@ -33,7 +33,7 @@ type bootConfig struct {
 // devices but the serial console on stdio.
 func qemuArgs(c bootConfig) []string {
 	return []string{
-		"-accel", "tcg,thread=multi", "-cpu", "max", "-m", c.memory, "-smp", strconv.Itoa(c.cpus),
+		"-accel", "tcg,thread=multi", "-cpu", c.cpu, "-m", c.memory, "-smp", strconv.Itoa(c.cpus),
 		"-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-serial", "stdio",
 		"-no-reboot", "-kernel", c.kernel, "-initrd", c.initrd, "-append", kernelCmdline,
 	}
