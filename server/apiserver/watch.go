@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -61,13 +62,13 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 	}
 	var timeout <-chan time.Time
 	if ts := q.Get("timeoutSeconds"); ts != "" {
-		n, err := strconv.Atoi(ts)
+		n, err := strconv.ParseInt(ts, 10, 64)
 		if err != nil || n < 0 {
 			writeStatus(w, api.NewBadRequest("timeoutSeconds must be a non-negative integer, not %q", ts))
 			return
 		}
 		if n > 0 {
-			t := s.clock.NewTimer(time.Duration(n) * time.Second)
+			t := s.clock.NewTimer(watchTimeout(n))
 			defer t.Stop()
 			timeout = t.C()
 		}
@@ -218,4 +219,15 @@ func errorEvent(err error) []byte {
 		st = toStatus(err, nil, "")
 	}
 	return append(mustJSON(api.WatchEvent{Type: api.Error, Object: &st.Status}), '\n')
+}
+
+// watchTimeout converts timeoutSeconds to a duration, saturating where
+// the product would overflow (beyond about 292 years) rather than wrapping
+// to a negative duration that would end the watch at once. It takes an
+// int64 so that 32-bit platforms accept the same values as 64-bit ones.
+func watchTimeout(seconds int64) time.Duration {
+	if seconds > math.MaxInt64/int64(time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(seconds) * time.Second
 }

@@ -1,0 +1,74 @@
+package apiserver
+
+import (
+	"bufio"
+	"context"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWatchTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		seconds int64
+		want    time.Duration
+	}{
+		{1, time.Second},
+		{1 << 31, (1 << 31) * time.Second}, // past a 32-bit int
+		{math.MaxInt64 / int64(time.Second), time.Duration(math.MaxInt64/int64(time.Second)) * time.Second},
+		{math.MaxInt64/int64(time.Second) + 1, math.MaxInt64}, // would wrap negative
+		{math.MaxInt64, math.MaxInt64},
+	} {
+		if got := watchTimeout(tt.seconds); got != tt.want {
+			t.Errorf("watchTimeout(%d) = %v; want %v", tt.seconds, got, tt.want)
+		}
+	}
+}
+
+// TestAPIWatchTimeoutSecondsPastInt32 asks for a watch timeout of 10^10
+// seconds: past a 32-bit int (armv7 used to answer 400) and past what
+// time.Duration holds in seconds (amd64 used to wrap to a negative timer
+// and end the stream at once). The stream must stay open, while a small
+// timeout still ends it.
+func TestAPIWatchTimeoutSecondsPastInt32(t *testing.T) {
+	h := newHarness(t)
+	base := "/api/v1/namespaces/default/pods"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	open := func(timeout string) *bufio.Scanner {
+		req, _ := http.NewRequestWithContext(ctx, "GET", h.http.URL+base+"?watch=1&timeoutSeconds="+timeout, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("watch with timeoutSeconds=%s = %d; want 200", timeout, resp.StatusCode)
+		}
+		return bufio.NewScanner(resp.Body)
+	}
+	// Each stream starts with the existing pod; once it is read, the
+	// stream's timeout timer is armed.
+	h.do("POST", base, "application/json", podJSON)
+	short, long := open("30"), open("10000000000")
+	for name, sc := range map[string]*bufio.Scanner{"30": short, "10000000000": long} {
+		if !sc.Scan() || !strings.HasPrefix(sc.Text(), `{"type":"ADDED"`) {
+			t.Fatalf("timeoutSeconds=%s stream's first line = %q (%v); want the existing pod", name, sc.Text(), sc.Err())
+		}
+	}
+	h.clock.Advance(30 * time.Second)
+	for short.Scan() { // heartbeats, then the end of the stream
+	}
+	if err := short.Err(); err != nil {
+		t.Fatalf("timeoutSeconds=30 stream: %v; want it ended cleanly", err)
+	}
+	h.do("POST", base, "application/json", strings.Replace(podJSON, `"name":"web"`, `"name":"later"`, 1))
+	for long.Scan() {
+		if strings.HasPrefix(long.Text(), `{"type":"ADDED"`) && strings.Contains(long.Text(), `"name":"later"`) {
+			return
+		}
+	}
+	t.Fatalf("timeoutSeconds=10000000000 stream ended (%v) before the later pod's ADDED event", long.Err())
+}
