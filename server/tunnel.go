@@ -62,7 +62,7 @@ func (s *server) serveStream(w http.ResponseWriter, r *http.Request, sub string,
 		return
 	}
 	q := r.URL.Query()
-	req := tunnel.ExecRequest{Command: q["command"], Stdin: isTrue(q.Get("stdin")), Stdout: isTrue(q.Get("stdout")), Stderr: isTrue(q.Get("stderr")), TTY: isTrue(q.Get("tty"))}
+	req := tunnel.ExecRequest{Command: q["command"], Stdin: queryBool(q.Get("stdin")), Stdout: queryBool(q.Get("stdout")), Stderr: queryBool(q.Get("stderr")), TTY: queryBool(q.Get("tty"))}
 	if sub == "exec" && len(req.Command) == 0 {
 		writeStatus(w, api.NewBadRequest("you must specify at least one command for the container"))
 		return
@@ -106,7 +106,8 @@ func agentStatus(node string, err error) *api.StatusError {
 	return api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot reach the agent of node %s: %v", node, err)
 }
 
-func isTrue(v string) bool {
+// queryBool reports whether a query value is a true boolean ("true", "1").
+func queryBool(v string) bool {
 	b, err := strconv.ParseBool(strings.TrimSpace(v))
 	return err == nil && b
 }
