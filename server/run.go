@@ -164,6 +164,7 @@ func (s *server) setup(ctx context.Context) error {
 	}
 	s.metrics = newServerMetrics(st, s.liveness)
 	s.metrics.addScheduler(s.sched.Metrics())
+	s.addTunnelMetrics()
 	if err := s.api.Bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
