@@ -10,7 +10,7 @@ GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10000x
 # Debian packages the test suites need; scripts/ensure-deps installs the missing ones.
-TEST_DEPS ?= containerd runc busybox-static iproute2 nftables curl chromium rpm postgresql qemu-system-x86 qemu-user-static
+TEST_DEPS ?= containerd runc busybox-static iproute2 nftables curl chromium rpm postgresql qemu-system-x86 qemu-user-static util-linux
 # nfpm builds the .deb and .rpm; it runs as a pinned tool and is not a
 # dependency of the skiff module.
 NFPM ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2

@@ -197,6 +197,7 @@ func (s *server) setup(ctx context.Context) error {
 	}
 	s.metrics = newServerMetrics(st, s.liveness)
 	s.metrics.addScheduler(func() *scheduler.Metrics { return s.leaderParts().sched.Metrics() })
+	s.addTunnelMetrics()
 	if err := s.api.Bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

@@ -3,12 +3,15 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/tunnel"
@@ -36,6 +39,22 @@ func (s *server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 	s.log.Info("tunnel open", "node", id.Node, "remote", clientIP(r))
 }
 
+// addTunnelMetrics publishes skiff_agent_tunnels, the agents with a
+// tunnel open now. Sessions are counted by countSession.
+func (s *server) addTunnelMetrics() {
+	s.metrics.set.RegisterMetricsWriter(func(w io.Writer) {
+		metrics.WriteGaugeUint64(w, "skiff_agent_tunnels", uint64(s.tunnels.Nodes()))
+	})
+}
+
+// countSession counts one exec, attach or port-forward session in
+// skiff_stream_sessions_total{subresource=…}.
+func (s *server) countSession(sub string) {
+	if s.metrics != nil {
+		s.metrics.set.GetOrCreateCounter(fmt.Sprintf(`skiff_stream_sessions_total{subresource=%q}`, sub)).Inc()
+	}
+}
+
 // serveStream is the apiserver's Streams hook: exec, attach and
 // port-forward for a pod, relayed through its node's tunnel. Every exec
 // and attach is recorded in the server log with who asked, the pod, the
@@ -54,6 +73,7 @@ func (s *server) serveStream(w http.ResponseWriter, r *http.Request, sub string,
 			writeStatus(w, api.NewBadRequest("%v", err))
 			return
 		}
+		s.countSession(sub)
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "port-forward",
 			slog.String("identity", identityFrom(r.Context()).String()), slog.String("namespace", pod.Namespace), slog.String("pod", pod.Name))
 		streams.ServePortForward(w, r, func(ctx context.Context, port int) (io.ReadWriteCloser, error) {
@@ -62,7 +82,7 @@ func (s *server) serveStream(w http.ResponseWriter, r *http.Request, sub string,
 		return
 	}
 	q := r.URL.Query()
-	req := tunnel.ExecRequest{Command: q["command"], Stdin: isTrue(q.Get("stdin")), Stdout: isTrue(q.Get("stdout")), Stderr: isTrue(q.Get("stderr")), TTY: isTrue(q.Get("tty"))}
+	req := tunnel.ExecRequest{Command: q["command"], Stdin: queryBool(q.Get("stdin")), Stdout: queryBool(q.Get("stdout")), Stderr: queryBool(q.Get("stderr")), TTY: queryBool(q.Get("tty"))}
 	if sub == "exec" && len(req.Command) == 0 {
 		writeStatus(w, api.NewBadRequest("you must specify at least one command for the container"))
 		return
@@ -75,6 +95,7 @@ func (s *server) serveStream(w http.ResponseWriter, r *http.Request, sub string,
 		writeStatus(w, api.NewBadRequest("%s needs a WebSocket upgrade with the subprotocol %s or %s (kubectl 1.30 or later)", sub, streams.ProtocolV5, streams.ProtocolV4))
 		return
 	}
+	s.countSession(sub)
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, sub,
 		slog.String("identity", identityFrom(r.Context()).String()), slog.String("namespace", pod.Namespace), slog.String("pod", pod.Name),
 		slog.String("container", container), slog.Any("command", req.Command), slog.Bool("tty", req.TTY), slog.Bool("stdin", req.Stdin))
@@ -106,7 +127,8 @@ func agentStatus(node string, err error) *api.StatusError {
 	return api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot reach the agent of node %s: %v", node, err)
 }
 
-func isTrue(v string) bool {
+// queryBool reports whether a query value is a true boolean ("true", "1").
+func queryBool(v string) bool {
 	b, err := strconv.ParseBool(strings.TrimSpace(v))
 	return err == nil && b
 }

@@ -90,6 +90,9 @@ func TestTunnelOnlyAsItselfRealTLS(t *testing.T) {
 	if st := statusOf(t, body); code != http.StatusServiceUnavailable || !strings.Contains(st.Message, "node b has no tunnel") {
 		t.Errorf("exec in pb without b's tunnel = %d %q; want 503 naming node b", code, st.Message)
 	}
+	if _, m := h.do("GET", "/metrics", admin, ""); !strings.Contains(string(m), "skiff_agent_tunnels 1\n") {
+		t.Errorf("metrics lack skiff_agent_tunnels 1:\n%s", m)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, p := range seen {

@@ -40,8 +40,10 @@ type Handler struct {
 	// PollInterval is how often a followed file is checked for new
 	// bytes; 0 means 250 ms.
 	PollInterval time.Duration
-	// AllowUnverified skips the client-certificate check; only tests of
-	// the handler alone set it.
+	// AllowUnverified skips the client-certificate check: for requests
+	// that arrive through the agent's tunnel (agent/streaming), which the
+	// agent dialled to the server it pinned, and for tests of the handler
+	// alone.
 	AllowUnverified bool
 }
 

@@ -160,6 +160,11 @@ func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request, rest string,
 
 	stdinR, stdinW := io.Pipe()
 	defer stdinR.Close()
+	if attach || !req.Stdin {
+		// Nobody reads stdin: input a client sends anyway is dropped
+		// rather than left to block the frame reader.
+		stdinR.Close()
+	}
 	resize := make(chan runtime.TermSize, 4)
 	go h.readFrames(conn, stdinW, resize, cancel)
 

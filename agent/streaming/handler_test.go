@@ -213,3 +213,24 @@ func TestPortForwardPipes(t *testing.T) {
 		t.Errorf("port-forward = %q into %s:%d; want \"pod says hi\\n\" into /ns/u:8080", got, gotPath, gotPort)
 	}
 }
+
+// TestExecIgnoresUnaskedStdin: input sent to a session that did not ask
+// for stdin is dropped and does not stall the session.
+func TestExecIgnoresUnaskedStdin(t *testing.T) {
+	addr := startHandler(t, &Handler{Targets: fakeTargets{}, Exec: &fakeExec{}})
+	rt := &http.Transport{}
+	defer rt.CloseIdleConnections()
+	req := tunnel.ExecRequest{Command: []string{"sh", "0"}, Stdout: true, TTY: true}
+	s, err := tunnel.OpenStream(context.Background(), rt, addr, tunnel.ExecPrefix+"default/p/c?"+req.Query())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for range 3 {
+		tunnel.WriteFrame(s, tunnel.ChanStdin, []byte("ignored"))
+	}
+	tunnel.WriteFrame(s, tunnel.ChanResize, []byte(`{"Width":10,"Height":5}`))
+	if got := frames(t, s)[tunnel.ChanStatus]; !strings.Contains(got, "Success") {
+		t.Fatalf("status = %q; want Success (the resize after the stdin reached the command)", got)
+	}
+}

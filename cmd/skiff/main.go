@@ -36,22 +36,24 @@ type cliEnv struct {
 func (e *cliEnv) now() time.Time { return clock.Or(e.clock).Now() }
 
 func commands() map[string]command {
-	return map[string]command{
-		"version":      {"print version, commit and Go version", runVersion},
-		"server":       {"run the control plane and a local agent", runServer},
-		"agent":        {"join a machine to a cluster and run its pods", runAgent},
-		"token":        {"create, list and delete join tokens", runToken},
-		"get":          {"list or show objects", runGet},
-		"apply":        {"create or update objects from YAML or JSON", runApply},
-		"delete":       {"delete objects", runDelete},
-		"logs":         {"print a container's logs", runLogs},
-		"exec":         {"run a command in a container", runExec},
-		"port-forward": {"forward local ports to a pod", runPortForward},
-		"cp":           {"copy files to and from a container", runCp},
-		"describe":     {"show an object and its events", runDescribe},
-		"images":       {"side-load image tarballs into the local agent", runImages},
-		"check":        {"preflight checks for this machine", runCheck},
+	cmds := map[string]command{
+		"version":  {"print version, commit and Go version", runVersion},
+		"server":   {"run the control plane and a local agent", runServer},
+		"agent":    {"join a machine to a cluster and run its pods", runAgent},
+		"token":    {"create, list and delete join tokens", runToken},
+		"get":      {"list or show objects", runGet},
+		"apply":    {"create or update objects from YAML or JSON", runApply},
+		"delete":   {"delete objects", runDelete},
+		"logs":     {"print a container's logs", runLogs},
+		"describe": {"show an object and its events", runDescribe},
+		"images":   {"side-load image tarballs into the local agent", runImages},
+		"check":    {"preflight checks for this machine", runCheck},
 	}
+	// Reaching into a container, through its agent's tunnel.
+	cmds["exec"] = command{"run a command in a container", runExec}
+	cmds["port-forward"] = command{"forward local ports to a pod", runPortForward}
+	cmds["cp"] = command{"copy files to and from a container", runCp}
+	return cmds
 }
 
 func main() {
@@ -111,8 +113,12 @@ func usage(w io.Writer, cmds map[string]command) {
 	sort.Strings(names)
 	var b strings.Builder
 	b.WriteString("skiff: a small container orchestrator for edge fleets\n\nUsage: skiff <command> [flags]\n\nCommands:\n")
+	width := 9
 	for _, n := range names {
-		fmt.Fprintf(&b, "  %-9s %s\n", n, cmds[n].summary)
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-*s %s\n", width, n, cmds[n].summary)
 	}
 	b.WriteString("\nRun 'skiff <command> -h' for a command's flags.\n")
 	io.WriteString(w, b.String())

@@ -92,9 +92,10 @@ func ServeChannels(w http.ResponseWriter, r *http.Request, agent io.ReadWriteClo
 	}()
 
 	// Agent to client: output and, last, the Status.
-	br := bufio.NewReaderSize(agent, 32<<10)
-	buf := make([]byte, 0, 32<<10)
-	out := make([]byte, 0, 32<<10+1)
+	// Buffers start small and grow to the largest frame seen: an idle
+	// interactive session holds little.
+	br := bufio.NewReaderSize(agent, 4<<10)
+	var buf, out []byte
 	for {
 		ch, p, nb, err := tunnel.ReadFrame(br, buf)
 		buf = nb

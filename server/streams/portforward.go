@@ -13,8 +13,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/moby/spdystream"
-
-	"github.com/skiffhq/skiff/internal/tunnel"
 )
 
 // Port-forward protocol names.
@@ -172,5 +170,18 @@ func (f *forwarder) forward(p *streamPair) {
 		return
 	}
 	defer agent.Close()
-	tunnel.Pipe(p.dataStream, agent)
+	// The forward ends when the pod's side does, as the kubelet's does:
+	// kubectl waits for the error stream to close before it closes its
+	// local connection, so waiting for the client's end too would hang a
+	// client that reads until EOF.
+	go func() {
+		buf := make([]byte, 32<<10)
+		if _, err := io.CopyBuffer(agent, p.dataStream, buf); err == nil {
+			agent.Close() // the tunnel stream's Close ends only its sending half
+		}
+	}()
+	buf := make([]byte, 128<<10)
+	if _, err := io.CopyBuffer(p.dataStream, agent, buf); err != nil {
+		f.log.Debug("port-forward: copy from the pod", "port", port, "err", err)
+	}
 }

@@ -7,12 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,6 +46,26 @@ type box struct {
 	agent        *agent.Agent
 	// agentPID is the agent's process with startBoxWith(external).
 	agentPID int
+	// serverLog holds the server's log lines.
+	serverLog *syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
 }
 
 // startBox builds the firewalled box and waits until the agent's node is
@@ -63,7 +85,7 @@ func startBoxWith(t testing.TB, external bool) *box {
 		t.Fatal("kubectl 1.32 is not on PATH (see test/kubectl's doc for how to install it)")
 	}
 	testenv.RequireBinaries(t)
-	b := &box{t: t, kubectl: kubectl, home: t.TempDir()}
+	b := &box{t: t, kubectl: kubectl, home: t.TempDir(), serverLog: &syncBuffer{}}
 	b.makeNetwork()
 
 	// The server, on the host's side of the veth.
@@ -72,7 +94,8 @@ func startBoxWith(t testing.TB, external bool) *box {
 	done := make(chan error, 1)
 	go func() {
 		done <- server.Run(sctx, server.Config{DataDir: t.TempDir(), Listen: b.hostIP + ":0", TLSSANs: []string{b.hostIP},
-			Ready: func(i server.Info) { ready <- i }})
+			Logger: slog.New(slog.NewTextHandler(b.serverLog, nil)),
+			Ready:  func(i server.Info) { ready <- i }})
 	}()
 	var info server.Info
 	select {

@@ -82,6 +82,11 @@ func TestRemoteBoxBehindFirewall(t *testing.T) {
 		if got := b.ok("", "exec", "talker", "--", "true"); got != "" {
 			t.Fatalf("exec true printed %q", got)
 		}
+		// Every session is in the server's log: who, where, what.
+		want := `msg=exec identity=admin namespace=default pod=talker container=main command="[sh -c echo out; echo err >&2; exit 3]"`
+		if log := b.serverLog.String(); !strings.Contains(log, want) {
+			t.Fatalf("the server log lacks %s:\n%s", want, log)
+		}
 	})
 
 	t.Run("exec stdin", func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,6 +85,53 @@ func TestSkiffCLIRemote(t *testing.T) {
 		r = b.skiff("", "exec", "nope", "--", "true")
 		if r.code != 1 || !strings.Contains(r.stderr, `pods "nope" not found`) {
 			t.Fatalf("skiff exec in a missing pod: code %d, stderr %q", r.code, r.stderr)
+		}
+	})
+
+	t.Run("exec -it", func(t *testing.T) {
+		master, slave, err := openPTY(27, 91)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer master.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := b.skiffCmd(ctx, "exec", "-it", "web", "--", "sh")
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		slave.Close()
+		var out strings.Builder
+		readDone := make(chan struct{})
+		go func() {
+			defer close(readDone)
+			buf := make([]byte, 4096)
+			for {
+				n, err := master.Read(buf)
+				out.Write(buf[:n])
+				if err != nil {
+					return
+				}
+			}
+		}()
+		fmt.Fprint(master, "stty size; echo answer=$((6*7))\r")
+		time.Sleep(500 * time.Millisecond)
+		fmt.Fprint(master, "exit 6\r")
+		_ = cmd.Wait()
+		master.Close()
+		<-readDone
+		got := out.String()
+		if code := cmd.ProcessState.ExitCode(); code != 6 {
+			t.Errorf("skiff exec -it sh; exit 6: exit code %d; output:\n%s", code, got)
+		}
+		// In raw mode the local terminal does not echo: what shows came
+		// from the remote terminal, whose size is the local one.
+		for _, want := range []string{"27 91", "answer=42"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("skiff exec -it output lacks %q:\n%s", want, got)
+			}
 		}
 	})
 

@@ -56,16 +56,21 @@ func (r *Runtime) ExecStream(ctx context.Context, id string, o runtime.ExecOptio
 	if o.Stdin != nil {
 		stdin = &eofNotifier{r: o.Stdin, done: stdinDone}
 	}
+	// Without a terminal, containerd 1.6's shim wants both output FIFOs
+	// (an empty path fails the exec); with one, only stdout.
 	stdout, stderr := o.Stdout, o.Stderr
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	if stderr == nil || o.TTY {
+	switch {
+	case o.TTY:
+		stderr = nil
+	case stderr == nil:
 		stderr = io.Discard
 	}
 	opts := []cio.Opt{cio.WithStreams(stdin, stdout, stderr)}
 	if o.TTY {
-		opts = []cio.Opt{cio.WithStreams(stdin, stdout, nil), cio.WithTerminal}
+		opts = append(opts, cio.WithTerminal)
 	}
 	p, err := task.Exec(ctx, execID, &pspec, cio.NewCreator(opts...))
 	if err != nil {
