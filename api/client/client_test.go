@@ -31,6 +31,12 @@ var collectionPaths = map[string][2]string{
 	"configmaps":  {"/api/v1/configmaps", "/api/v1/namespaces/prod/configmaps"},
 	"deployments": {"/apis/apps/v1/deployments", "/apis/apps/v1/namespaces/prod/deployments"},
 	"daemonsets":  {"/apis/apps/v1/daemonsets", "/apis/apps/v1/namespaces/prod/daemonsets"},
+
+	"serviceaccounts":     {"/api/v1/serviceaccounts", "/api/v1/namespaces/prod/serviceaccounts"},
+	"roles":               {"/apis/rbac.authorization.k8s.io/v1/roles", "/apis/rbac.authorization.k8s.io/v1/namespaces/prod/roles"},
+	"rolebindings":        {"/apis/rbac.authorization.k8s.io/v1/rolebindings", "/apis/rbac.authorization.k8s.io/v1/namespaces/prod/rolebindings"},
+	"clusterroles":        {"/apis/rbac.authorization.k8s.io/v1/clusterroles", "/apis/rbac.authorization.k8s.io/v1/clusterroles"},
+	"clusterrolebindings": {"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"},
 }
 
 func TestURLLayoutEveryResource(t *testing.T) {
