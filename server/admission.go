@@ -40,10 +40,16 @@ func (s *server) admit(r *http.Request, a apiserver.Attributes, obj, old api.Obj
 }
 
 // admitNodePod refuses a node's mirror pod that references API objects
-// the node could then read through it.
+// the node could then read through it, or that claims an owner other than
+// the node (a controller would count it as its own).
 func admitNodePod(id auth.Identity, pod *api.Pod) error {
 	if refs := auth.MirrorPodReferences(pod); len(refs) > 0 {
 		return forbidden(id.String() + " may not create mirror pods that reference API objects (secrets, configmaps, service accounts, volume claims): " + strings.Join(refs, ", "))
+	}
+	for i, o := range pod.OwnerReferences {
+		if o.Kind != "Node" || o.Name != id.Node || o.APIVersion != "v1" {
+			return forbidden(fmt.Sprintf("%s may not create mirror pods owned by anything but its own Node: metadata.ownerReferences[%d] is %s %s", id.String(), i, o.Kind, o.Name))
+		}
 	}
 	return nil
 }

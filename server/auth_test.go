@@ -88,6 +88,12 @@ func TestNodeAuthorizationRealTLS(t *testing.T) {
 		{"plain pod", "POST", "/api/v1/namespaces/default/pods", fmt.Sprintf(podOnJSON, "px", "a", "sa"), 403},
 		{"delete namespace", "DELETE", "/api/v1/namespaces/default", "", 403},
 		{"token admin", "GET", "/api/v1/skiff/tokens", "", 403},
+		{"bind itself cluster-admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+			`{"metadata":{"name":"n"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},"subjects":[{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"system:node:a"}]}`, 403},
+		{"read roles", "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles", "", 403},
+		{"service accounts", "GET", "/api/v1/namespaces/default/serviceaccounts", "", 403},
+		{"a service account token", "POST", "/api/v1/namespaces/default/serviceaccounts/default/token", `{"spec":{}}`, 403},
+		{"metrics", "GET", "/metrics", "", 403},
 	}
 	for _, tt := range tests {
 		code, b := h.do(tt.method, tt.path, credA, tt.body)
