@@ -97,19 +97,19 @@ func (s *server) admitEscalation(r *http.Request, id auth.Identity, obj api.Obje
 			resource = "roles"
 		}
 		var err error
-		if rules, err = (resolver{store: s.store}).roleRules(ctx, ns, o.RoleRef); err != nil {
+		if rules, err = (resolver{cache: s.rbac}).roleRules(ctx, ns, o.RoleRef); err != nil {
 			return err
 		}
 	case *api.ClusterRoleBinding:
 		verb, resource, name = "bind", "clusterroles", o.RoleRef.Name
 		var err error
-		if rules, err = (resolver{store: s.store}).roleRules(ctx, "", o.RoleRef); err != nil {
+		if rules, err = (resolver{cache: s.rbac}).roleRules(ctx, "", o.RoleRef); err != nil {
 			return err
 		}
 	default:
 		return nil
 	}
-	rv := resolver{store: s.store}
+	rv := resolver{cache: s.rbac}
 	if ok, _, err := rv.allows(ctx, id.UserInfo(), auth.Attributes{Verb: verb, APIGroup: api.GroupRBAC, Resource: resource, Namespace: ns, Name: name}); err != nil || ok {
 		return err
 	}

@@ -50,6 +50,7 @@ type server struct {
 	api         *apiserver.Server
 	tokens      *auth.Tokens
 	auditLog    *auditLog // nil when off
+	rbac        *rbacCache
 	saTokens    *auth.ServiceAccountTokens
 	ca          *tlsutil.CA
 	cert        *tlsutil.ServerCert
@@ -135,6 +136,7 @@ func (s *server) setup(ctx context.Context) error {
 		return fmt.Errorf("open datastore %s: %w", dbPath, err)
 	}
 	s.store = st
+	s.rbac = &rbacCache{store: st}
 	// Secrets stored before encryption was on are sealed now; nothing is
 	// written when all are.
 	if n, err := st.Reseal(ctx); err != nil {

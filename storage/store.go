@@ -27,6 +27,9 @@ type Store struct {
 	clock     clock.Clock
 	resources map[string]*api.ResourceInfo       // by plural
 	byType    map[reflect.Type]*api.ResourceInfo // by Go type (*api.Pod)
+	// lastChange holds, by resource, the revision of its last change
+	// committed since Open; the map is fixed at Open.
+	lastChange map[string]*atomic.Int64
 
 	lock *os.File
 	wdb  *sql.DB // one connection, owned by the writer goroutine
@@ -90,9 +93,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		reserve:    reserve{path: path + reserveSuffix, size: opts.ReserveBytes},
 		seal:       newSealing(opts.Sealer, opts.SealedResources),
 	}
+	s.lastChange = make(map[string]*atomic.Int64)
 	for _, r := range api.Resources() {
 		s.resources[r.Resource] = &r
 		s.byType[reflect.TypeOf(r.New())] = &r
+		s.lastChange[r.Resource] = new(atomic.Int64)
 	}
 	if err := s.open(ctx); err != nil {
 		if cerr := s.closeResources(); cerr != nil {
@@ -223,6 +228,18 @@ func (s *Store) closeResources() error {
 
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
+
+// ResourceRevision returns the revision of the last change to any object
+// of resource committed since Open, or 0 when there was none (or the
+// resource is unknown). A change is counted before its writer is answered,
+// so a caller that wrote and then asks sees its own write. Caches of a few
+// kinds (RBAC's) use it to know when to reload.
+func (s *Store) ResourceRevision(resource string) int64 {
+	if r, ok := s.lastChange[resource]; ok {
+		return r.Load()
+	}
+	return 0
+}
 
 // Revision returns the last committed revision (0 for an empty store).
 func (s *Store) Revision() int64 { return s.rev.Load() }

@@ -196,6 +196,11 @@ func (s *Store) commit(ops []*op) {
 		for _, c := range changes {
 			c.committed = now
 		}
+		for _, c := range changes {
+			if lc := s.lastChange[c.key.resource]; lc != nil {
+				lc.Store(c.rev)
+			}
+		}
 		s.rev.Store(rev)
 		s.commits.Add(1)
 		s.writes.Add(int64(len(changes)))
