@@ -77,6 +77,8 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.StringVar(&f.cfg.DataDir, "data-dir", server.DefaultDataDir, "state directory; the server's is <data-dir>/server")
 	fs.StringVar(&f.cfg.Listen, "listen", server.DefaultListen, "HTTPS listen address")
 	fs.StringVar(&f.cfg.Datastore, "datastore", "", "datastore URL (default sqlite://<data-dir>/server/state.db)")
+	fs.IntVar(&f.cfg.MaxRequestsInFlight, "max-requests-inflight", server.DefaultMaxRequestsInFlight, "requests served at once, watches and streams aside; more get 429 (negative: no limit)")
+	fs.IntVar(&f.cfg.MaxConnsPerClient, "max-connections-per-client", server.DefaultMaxConnsPerClient, "open connections per client address, e.g. for agents behind one NAT (negative: no limit)")
 	fs.StringVar(&f.cfg.AuditLog, "audit-log", "", "audit log of writes and refused requests (JSON lines; default <data-dir>/server/audit.log; \"off\" turns it off)")
 	fs.StringVar(&f.cfg.ClusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "pod network, one /24 per node")
 	fs.DurationVar(&f.cfg.NodeMonitorGrace, "node-monitor-grace", server.DefaultNodeMonitorGrace, "how long a silent node stays Ready")
