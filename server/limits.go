@@ -37,7 +37,7 @@ const (
 func limitBodyRead(d time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if d > 0 && r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			if d > 0 && r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 && !isLongRunning(r) {
 				rc := http.NewResponseController(w)
 				if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
 					r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
@@ -76,7 +76,10 @@ func (b *deadlineBody) lift() {
 
 // isLongRunning reports requests that may legitimately last for as long
 // as the client wants: watches, followed logs, and upgraded streams (exec,
-// attach, port-forward). They are not counted as in flight.
+// attach, port-forward). They are not counted as in flight and their
+// bodies (a streaming request body, say) have no deadline. It is the one
+// place that knows them: an endpoint that streams for long, such as an
+// agent tunnel, must be recognised here.
 func isLongRunning(r *http.Request) bool {
 	q := r.URL.Query()
 	switch {
