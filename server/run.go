@@ -268,7 +268,7 @@ func (s *server) serve(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
 	served := make(chan error, 1)
-	limited := limitConnsPerClient(ln, cfg.MaxConnsPerClient)
+	limited := limitConnsPerClient(ln, cfg.MaxConnsPerClient, !cfg.limitLoopbackConns)
 	go func() { served <- hs.ServeTLS(limited, "", "") }()
 
 	// Background loops run until shutdown, and end before the store
