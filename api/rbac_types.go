@@ -178,3 +178,41 @@ type SelfSubjectAccessReview struct {
 	Spec       SelfSubjectAccessReviewSpec `json:"spec"`
 	Status     SubjectAccessReviewStatus   `json:"status,omitzero"`
 }
+
+// SelfSubjectRulesReview (authorization.k8s.io/v1) lists what the caller
+// may do in a namespace (kubectl auth can-i --list).
+type SelfSubjectRulesReview struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata"`
+	Spec       SelfSubjectRulesReviewSpec `json:"spec"`
+	Status     SubjectRulesReviewStatus   `json:"status,omitzero"`
+}
+
+// SelfSubjectRulesReviewSpec names the namespace to list rules for.
+type SelfSubjectRulesReviewSpec struct {
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// ResourceRule is a rule about resources, as a rules review lists it.
+type ResourceRule struct {
+	Verbs         []string `json:"verbs"`
+	APIGroups     []string `json:"apiGroups,omitempty"`
+	Resources     []string `json:"resources,omitempty"`
+	ResourceNames []string `json:"resourceNames,omitempty"`
+}
+
+// NonResourceRule is a rule about URL paths.
+type NonResourceRule struct {
+	Verbs           []string `json:"verbs"`
+	NonResourceURLs []string `json:"nonResourceURLs,omitempty"`
+}
+
+// SubjectRulesReviewStatus is the answer of a rules review. Incomplete is
+// set when the list is not the whole truth (a node's authorizer is not
+// rule-based).
+type SubjectRulesReviewStatus struct {
+	ResourceRules    []ResourceRule    `json:"resourceRules"`
+	NonResourceRules []NonResourceRule `json:"nonResourceRules"`
+	Incomplete       bool              `json:"incomplete"`
+	EvaluationError  string            `json:"evaluationError,omitempty"`
+}

@@ -40,10 +40,16 @@ func (s *server) admit(r *http.Request, a apiserver.Attributes, obj, old api.Obj
 }
 
 // admitNodePod refuses a node's mirror pod that references API objects
-// the node could then read through it.
+// the node could then read through it, or that claims an owner other than
+// the node (a controller would count it as its own).
 func admitNodePod(id auth.Identity, pod *api.Pod) error {
 	if refs := auth.MirrorPodReferences(pod); len(refs) > 0 {
 		return forbidden(id.String() + " may not create mirror pods that reference API objects (secrets, configmaps, service accounts, volume claims): " + strings.Join(refs, ", "))
+	}
+	for i, o := range pod.OwnerReferences {
+		if o.Kind != "Node" || o.Name != id.Node || o.APIVersion != "v1" {
+			return forbidden(fmt.Sprintf("%s may not create mirror pods owned by anything but its own Node: metadata.ownerReferences[%d] is %s %s", id.String(), i, o.Kind, o.Name))
+		}
 	}
 	return nil
 }
@@ -91,19 +97,19 @@ func (s *server) admitEscalation(r *http.Request, id auth.Identity, obj api.Obje
 			resource = "roles"
 		}
 		var err error
-		if rules, err = (resolver{store: s.store}).roleRules(ctx, ns, o.RoleRef); err != nil {
+		if rules, err = (resolver{cache: s.rbac}).roleRules(ctx, ns, o.RoleRef); err != nil {
 			return err
 		}
 	case *api.ClusterRoleBinding:
 		verb, resource, name = "bind", "clusterroles", o.RoleRef.Name
 		var err error
-		if rules, err = (resolver{store: s.store}).roleRules(ctx, "", o.RoleRef); err != nil {
+		if rules, err = (resolver{cache: s.rbac}).roleRules(ctx, "", o.RoleRef); err != nil {
 			return err
 		}
 	default:
 		return nil
 	}
-	rv := resolver{store: s.store}
+	rv := resolver{cache: s.rbac}
 	if ok, _, err := rv.allows(ctx, id.UserInfo(), auth.Attributes{Verb: verb, APIGroup: api.GroupRBAC, Resource: resource, Namespace: ns, Name: name}); err != nil || ok {
 		return err
 	}

@@ -118,6 +118,12 @@ func TestNodeAuthorizationRealTLS(t *testing.T) {
 		{"delete an endpointslice", "DELETE", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes", "", 403},
 		{"write an endpointslice", "POST", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", `{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"evil"},"addressType":"IPv4","endpoints":[],"ports":[]}`, 403},
 		{"read endpoints", "GET", "/api/v1/namespaces/default/endpoints", "", 403},
+		{"bind itself cluster-admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+			`{"metadata":{"name":"n"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},"subjects":[{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"system:node:a"}]}`, 403},
+		{"read roles", "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles", "", 403},
+		{"service accounts", "GET", "/api/v1/namespaces/default/serviceaccounts", "", 403},
+		{"a service account token", "POST", "/api/v1/namespaces/default/serviceaccounts/default/token", `{"spec":{}}`, 403},
+		{"metrics", "GET", "/metrics", "", 403},
 	}
 	for _, tt := range tests {
 		code, b := h.do(tt.method, tt.path, credA, tt.body)

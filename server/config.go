@@ -121,6 +121,9 @@ type Config struct {
 	BodyReadTimeout     time.Duration
 	MaxConnsPerClient   int
 	MaxRequestsInFlight int
+	// limitLoopbackConns applies MaxConnsPerClient to loopback clients
+	// too, which are otherwise exempt (tests, all on 127.0.0.1, set it).
+	limitLoopbackConns bool
 
 	// Clock drives token expiry, rate limits, certificate renewal and the
 	// store's background loops. Default the wall clock.

@@ -19,7 +19,8 @@ const (
 	// DefaultBodyReadTimeout bounds how long a request body may take to
 	// arrive: 3 MiB in 60 s is 50 KiB/s, slow for any real link.
 	DefaultBodyReadTimeout = 60 * time.Second
-	// DefaultMaxConnsPerClient caps the open connections of one address.
+	// DefaultMaxConnsPerClient caps the open connections of one address
+	// (loopback aside).
 	DefaultMaxConnsPerClient = 256
 	// DefaultMaxRequestsInFlight caps the requests being served at once,
 	// long-running ones (watches, followed logs, streams) excepted, as
@@ -37,7 +38,7 @@ const (
 func limitBodyRead(d time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if d > 0 && r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			if d > 0 && r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 && !isLongRunning(r) {
 				rc := http.NewResponseController(w)
 				if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
 					r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
@@ -76,7 +77,10 @@ func (b *deadlineBody) lift() {
 
 // isLongRunning reports requests that may legitimately last for as long
 // as the client wants: watches, followed logs, and upgraded streams (exec,
-// attach, port-forward). They are not counted as in flight.
+// attach, port-forward). They are not counted as in flight and their
+// bodies (a streaming request body, say) have no deadline. It is the one
+// place that knows them: an endpoint that streams for long, such as an
+// agent tunnel, must be recognised here.
 func isLongRunning(r *http.Request) bool {
 	q := r.URL.Query()
 	switch {
@@ -125,21 +129,24 @@ func limitInFlight(max int) func(http.Handler) http.Handler {
 }
 
 // connLimitListener closes new connections from an address that already
-// has max open ones. A closed connection frees its slot.
+// has max open ones. A closed connection frees its slot. Loopback is not
+// limited (unless exemptLoopback is false): it is this machine's own
+// processes (the local agent, the CLI, load tests simulating a fleet).
 type connLimitListener struct {
 	net.Listener
-	max int
+	max            int
+	exemptLoopback bool
 
 	mu    sync.Mutex
 	conns map[string]int // open connections by remote IP
 }
 
 // limitConnsPerClient wraps ln; max <= 0 means no limit.
-func limitConnsPerClient(ln net.Listener, max int) net.Listener {
+func limitConnsPerClient(ln net.Listener, max int, exemptLoopback bool) net.Listener {
 	if max <= 0 {
 		return ln
 	}
-	return &connLimitListener{Listener: ln, max: max, conns: make(map[string]int)}
+	return &connLimitListener{Listener: ln, max: max, exemptLoopback: exemptLoopback, conns: make(map[string]int)}
 }
 
 // Accept returns the next connection within its address's limit; it
@@ -149,6 +156,11 @@ func (l *connLimitListener) Accept() (net.Conn, error) {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
+		}
+		if l.exemptLoopback {
+			if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+				return c, nil
+			}
 		}
 		ip := remoteIP(c.RemoteAddr())
 		l.mu.Lock()

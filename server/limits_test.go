@@ -84,7 +84,7 @@ func TestSlowBodyIsCutOffRealTLS(t *testing.T) {
 // TestConnectionCapPerClientRealTLS is defect 4 (second part): one
 // address may not open unbounded connections.
 func TestConnectionCapPerClientRealTLS(t *testing.T) {
-	h := startHarnessWith(t, "", nil, func(c *Config) { c.MaxConnsPerClient = 3 })
+	h := startHarnessWith(t, "", nil, func(c *Config) { c.MaxConnsPerClient = 3; c.limitLoopbackConns = true })
 	var open []*tls.Conn
 	defer func() {
 		for _, c := range open {
@@ -171,4 +171,22 @@ func TestMaxRequestsInFlightRealTLS(t *testing.T) {
 		}
 	}
 	h.mustDo("GET", "/api/v1/namespaces", admin, "", http.StatusOK)
+}
+
+// TestConnectionCapExemptsLoopback: the machine's own processes (and the
+// load tests' simulated fleet) are not capped.
+func TestConnectionCapExemptsLoopback(t *testing.T) {
+	h := startHarnessWith(t, "", nil, func(c *Config) { c.MaxConnsPerClient = 2 })
+	for i := range 4 {
+		c, err := h.rawConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+			t.Fatalf("loopback connection %d of 4 with a cap of 2: %v", i+1, err)
+		}
+	}
 }

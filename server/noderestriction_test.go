@@ -30,6 +30,7 @@ func TestNodeMirrorPodMayNotReferenceAPIObjectsRealTLS(t *testing.T) {
 		{"init env configMapKeyRef", `"initContainers":[{"name":"i","image":"busybox","env":[{"name":"X","valueFrom":{"configMapKeyRef":{"name":"topcm","key":"k"}}}]}],"containers":[{"name":"c","image":"busybox"}]}}`},
 		{"image pull secret", `"containers":[{"name":"c","image":"busybox"}],"imagePullSecrets":[{"name":"topsecret"}]}}`},
 		{"service account", `"containers":[{"name":"c","image":"busybox"}],"serviceAccountName":"builder"}}`},
+		{"owner other than its node", `"containers":[{"name":"c","image":"busybox"}]},"metadata":{"name":"mo","annotations":{"skiff.io/mirror":"x"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"u1"}]}}`},
 	}
 	for i, tt := range tests {
 		body := fmt.Sprintf(head, fmt.Sprintf("m%d", i)) + tt.spec

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"sync"
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/server/apiserver"
@@ -13,53 +14,103 @@ import (
 	"github.com/skiffhq/skiff/storage"
 )
 
-// RBAC: roles and bindings are read from the store on each request by a
-// user identity (service accounts). Admins (cluster-admin) and nodes (the
-// node authorizer) never get here. Bindings are few on an edge cluster,
-// and SQLite reads are cheap; a watch-fed cache can replace this when
-// they are not.
+// RBAC: roles and bindings are read from the store into a snapshot that
+// is reused until one of the four kinds changes (storage.ResourceRevision
+// says so, synchronously: a binding written is in force for the next
+// request). Admins (cluster-admin) and nodes (the node authorizer) never
+// get here.
 
-// resolver answers RBAC questions over the store.
-type resolver struct {
+// rbacKinds returns the resources a snapshot is made of.
+func rbacKinds() [4]string {
+	return [4]string{"roles", "rolebindings", "clusterroles", "clusterrolebindings"}
+}
+
+// rbacSnapshot is every role and binding at one revision. It is never
+// changed once made.
+type rbacSnapshot struct {
+	rev          int64
+	crbs         []*api.ClusterRoleBinding
+	rbs          map[string][]*api.RoleBinding // by namespace
+	roles        map[string]*api.Role          // by "namespace/name"
+	clusterRoles map[string]*api.ClusterRole   // by name
+}
+
+// rbacCache hands out the current snapshot, rebuilding it after a change.
+// It is safe for concurrent use.
+type rbacCache struct {
 	store *storage.Store
+
+	mu   sync.Mutex
+	snap *rbacSnapshot
+}
+
+// snapshot returns a snapshot no older than the last committed change to
+// roles or bindings.
+func (c *rbacCache) snapshot(ctx context.Context) (*rbacSnapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snap != nil && !c.changedSinceLocked(c.snap.rev) {
+		return c.snap, nil
+	}
+	// Changes committed while listing have higher revisions, so the next
+	// call rebuilds again.
+	snap := &rbacSnapshot{rev: c.store.Revision(), rbs: map[string][]*api.RoleBinding{}, roles: map[string]*api.Role{}, clusterRoles: map[string]*api.ClusterRole{}}
+	for _, kind := range rbacKinds() {
+		objs, _, err := c.store.List(ctx, kind, storage.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("rbac: list %s: %w", kind, err)
+		}
+		for _, o := range objs {
+			switch v := o.(type) {
+			case *api.ClusterRoleBinding:
+				snap.crbs = append(snap.crbs, v)
+			case *api.RoleBinding:
+				snap.rbs[v.Namespace] = append(snap.rbs[v.Namespace], v)
+			case *api.Role:
+				snap.roles[v.Namespace+"/"+v.Name] = v
+			case *api.ClusterRole:
+				snap.clusterRoles[v.Name] = v
+			}
+		}
+	}
+	c.snap = snap
+	return snap, nil
+}
+
+func (c *rbacCache) changedSinceLocked(rev int64) bool {
+	for _, kind := range rbacKinds() {
+		if c.store.ResourceRevision(kind) > rev {
+			return true
+		}
+	}
+	return false
+}
+
+// resolver answers RBAC questions over a snapshot.
+type resolver struct {
+	cache *rbacCache
 }
 
 // rulesFor returns the rules granted to info in namespace ns (cluster-wide
-// ones only when ns is ""), each with the binding that granted it.
+// ones only when ns is "").
 func (rv resolver) rulesFor(ctx context.Context, info api.UserInfo, ns string) ([]api.PolicyRule, error) {
-	var rules []api.PolicyRule
-	crbs, _, err := rv.store.List(ctx, "clusterrolebindings", storage.ListOptions{})
+	snap, err := rv.cache.snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("rbac: list cluster role bindings: %w", err)
+		return nil, err
 	}
-	for _, o := range crbs {
-		b := o.(*api.ClusterRoleBinding)
-		if !bindsAny(b.Subjects, info) {
-			continue
+	var rules []api.PolicyRule
+	for _, b := range snap.crbs {
+		if bindsAny(b.Subjects, info) {
+			rules = append(rules, snap.roleRules("", b.RoleRef)...)
 		}
-		r, err := rv.roleRules(ctx, "", b.RoleRef)
-		if err != nil {
-			return nil, err
-		}
-		rules = append(rules, r...)
 	}
 	if ns == "" {
 		return rules, nil
 	}
-	rbs, _, err := rv.store.List(ctx, "rolebindings", storage.ListOptions{Namespace: ns})
-	if err != nil {
-		return nil, fmt.Errorf("rbac: list role bindings: %w", err)
-	}
-	for _, o := range rbs {
-		b := o.(*api.RoleBinding)
-		if !bindsAny(b.Subjects, info) {
-			continue
+	for _, b := range snap.rbs[ns] {
+		if bindsAny(b.Subjects, info) {
+			rules = append(rules, snap.roleRules(ns, b.RoleRef)...)
 		}
-		r, err := rv.roleRules(ctx, ns, b.RoleRef)
-		if err != nil {
-			return nil, err
-		}
-		rules = append(rules, r...)
 	}
 	return rules, nil
 }
@@ -75,27 +126,27 @@ func bindsAny(subjects []api.Subject, info api.UserInfo) bool {
 
 // roleRules returns the rules of the role ref names (a Role in ns, or a
 // ClusterRole); a missing role grants nothing.
-func (rv resolver) roleRules(ctx context.Context, ns string, ref api.RoleRef) ([]api.PolicyRule, error) {
-	var obj api.Object
-	var err error
+func (snap *rbacSnapshot) roleRules(ns string, ref api.RoleRef) []api.PolicyRule {
 	if ref.Kind == "Role" {
-		obj, err = rv.store.Get(ctx, "roles", ns, ref.Name)
-	} else {
-		obj, err = rv.store.Get(ctx, "clusterroles", "", ref.Name)
+		if r := snap.roles[ns+"/"+ref.Name]; r != nil {
+			return r.Rules
+		}
+		return nil
 	}
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil
+	if r := snap.clusterRoles[ref.Name]; r != nil {
+		return r.Rules
 	}
+	return nil
+}
+
+// roleRules returns the rules of the role ref names, from the current
+// snapshot.
+func (rv resolver) roleRules(ctx context.Context, ns string, ref api.RoleRef) ([]api.PolicyRule, error) {
+	snap, err := rv.cache.snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("rbac: read %s %s: %w", ref.Kind, ref.Name, err)
+		return nil, err
 	}
-	switch r := obj.(type) {
-	case *api.Role:
-		return r.Rules, nil
-	case *api.ClusterRole:
-		return r.Rules, nil
-	}
-	return nil, nil
+	return snap.roleRules(ns, ref), nil
 }
 
 // allows reports whether info may do a, and a reason.
@@ -139,7 +190,7 @@ func (s *server) authorizeUser(ctx context.Context, id auth.Identity, a auth.Att
 	case id.User == "":
 		return false, "anonymous requests are not allowed", nil
 	}
-	return resolver{store: s.store}.allows(ctx, id.UserInfo(), a)
+	return resolver{cache: s.rbac}.allows(ctx, id.UserInfo(), a)
 }
 
 // rbacAttributes converts the apiserver's attributes. As in Kubernetes,

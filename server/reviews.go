@@ -24,6 +24,7 @@ const (
 const (
 	selfSubjectAccessReviewPath = "/apis/" + groupAuthorization + "/v1/selfsubjectaccessreviews"
 	selfSubjectReviewPath       = "/apis/" + groupAuthentication + "/v1/selfsubjectreviews"
+	selfSubjectRulesReviewPath  = "/apis/" + groupAuthorization + "/v1/selfsubjectrulesreviews"
 )
 
 // reviewResources lists the review kinds for discovery: create only,
@@ -32,6 +33,7 @@ func reviewResources() []apiserver.VirtualResource {
 	return []apiserver.VirtualResource{
 		{Info: api.ResourceInfo{Group: groupAuthorization, Version: "v1", Resource: "selfsubjectaccessreviews", Singular: "selfsubjectaccessreview", Kind: "SelfSubjectAccessReview"}, Verbs: []string{"create"}},
 		{Info: api.ResourceInfo{Group: groupAuthentication, Version: "v1", Resource: "selfsubjectreviews", Singular: "selfsubjectreview", Kind: "SelfSubjectReview"}, Verbs: []string{"create"}},
+		{Info: api.ResourceInfo{Group: groupAuthorization, Version: "v1", Resource: "selfsubjectrulesreviews", Singular: "selfsubjectrulesreview", Kind: "SelfSubjectRulesReview"}, Verbs: []string{"create"}},
 	}
 }
 
@@ -197,4 +199,42 @@ func clusterScoped(group, resource string) bool {
 		}
 	}
 	return false
+}
+
+// serveSelfSubjectRulesReview lists the caller's rules in a namespace
+// (kubectl auth can-i --list): the admin's are cluster-admin's, a user's
+// come from its bindings, and a node's are not rule-based (incomplete).
+func (s *server) serveSelfSubjectRulesReview(w http.ResponseWriter, r *http.Request) {
+	var rev api.SelfSubjectRulesReview
+	if err := readReviewBody(r, &rev); err != nil {
+		writeStatus(w, asStatus(err))
+		return
+	}
+	id := identityFrom(r.Context())
+	var rules []api.PolicyRule
+	st := api.SubjectRulesReviewStatus{ResourceRules: []api.ResourceRule{}, NonResourceRules: []api.NonResourceRule{}}
+	switch {
+	case id.Admin:
+		rules = auth.DefaultClusterRoles()[0].Rules // cluster-admin
+	case id.Node != "":
+		st.Incomplete = true
+		st.EvaluationError = "a node's permissions come from the node authorizer, not from rules"
+	default:
+		var err error
+		if rules, err = (resolver{cache: s.rbac}).rulesFor(r.Context(), id.UserInfo(), rev.Spec.Namespace); err != nil {
+			writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot check permissions right now"))
+			return
+		}
+	}
+	for _, pr := range rules {
+		if len(pr.NonResourceURLs) > 0 {
+			st.NonResourceRules = append(st.NonResourceRules, api.NonResourceRule{Verbs: pr.Verbs, NonResourceURLs: pr.NonResourceURLs})
+			continue
+		}
+		st.ResourceRules = append(st.ResourceRules, api.ResourceRule{Verbs: pr.Verbs, APIGroups: pr.APIGroups, Resources: pr.Resources, ResourceNames: pr.ResourceNames})
+	}
+	rev.Status = st
+	rev.TypeMeta = api.TypeMeta{APIVersion: groupAuthorization + "/v1", Kind: "SelfSubjectRulesReview"}
+	rev.CreationTimestamp = api.NewTime(s.clk.Now())
+	writeJSON(w, http.StatusCreated, &rev)
 }

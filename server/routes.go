@@ -58,6 +58,7 @@ func (s *server) routes() http.Handler {
 		// itself (system:basic-user).
 		r.Post(selfSubjectAccessReviewPath, s.serveSelfSubjectAccessReview)
 		r.Post(selfSubjectReviewPath, s.serveSelfSubjectReview)
+		r.Post(selfSubjectRulesReviewPath, s.serveSelfSubjectRulesReview)
 		r.With(requireAdminFor("read node usage")).Get("/api/v1/skiff/nodes/{name}/usage", s.nodeUsage)
 		r.Post(HeartbeatPath, s.heartbeat)
 		r.Get(tunnel.Path, s.serveTunnel)

@@ -51,6 +51,7 @@ type server struct {
 	api         *apiserver.Server
 	tokens      *auth.Tokens
 	auditLog    *auditLog // nil when off
+	rbac        *rbacCache
 	saTokens    *auth.ServiceAccountTokens
 	ca          *tlsutil.CA
 	cert        *tlsutil.ServerCert
@@ -138,6 +139,7 @@ func (s *server) setup(ctx context.Context) error {
 		return fmt.Errorf("open datastore %s: %w", storage.Redact(cfg.Datastore), err)
 	}
 	s.store = st
+	s.rbac = &rbacCache{store: st}
 	// Secrets stored before encryption was on are sealed now; nothing is
 	// written when all are.
 	if n, err := st.Reseal(ctx); err != nil {
@@ -280,7 +282,7 @@ func (s *server) serve(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
 	served := make(chan error, 1)
-	limited := limitConnsPerClient(ln, cfg.MaxConnsPerClient)
+	limited := limitConnsPerClient(ln, cfg.MaxConnsPerClient, !cfg.limitLoopbackConns)
 	go func() { served <- hs.ServeTLS(limited, "", "") }()
 
 	// Background loops run under a supervisor until shutdown, and end

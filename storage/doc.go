@@ -18,7 +18,11 @@
 //
 // Stored values are the objects' JSON with apiVersion, kind and
 // resourceVersion set, so the server can send them as they are (GetRaw,
-// ListRaw, Event.Value).
+// ListRaw, Event.Value). The values of Options.SealedResources (Secrets)
+// are sealed by Options.Sealer as they are written to SQLite and unsealed
+// as they are read, so they never reach the file in the clear; in memory
+// they are plain. A space reserve file (<db>.reserve) lets writes under
+// UseReserve (deletes) succeed once on a full disk.
 //
 // # Writes
 //

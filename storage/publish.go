@@ -38,6 +38,7 @@ func (s *Store) publishCommitted(base int64, cs []*change) {
 		return
 	}
 	s.rev.Store(cs[len(cs)-1].rev)
+	s.noteChanges(cs[i:])
 	s.bc.publish(cs[i:])
 }
 
@@ -63,6 +64,7 @@ func (s *Store) catchUpLocked(ctx context.Context, upTo int64) error {
 			return fmt.Errorf("change log resumes at %d after %d: %w", cs[0].rev, after, ErrCompacted)
 		}
 		s.rev.Store(cs[len(cs)-1].rev)
+		s.noteChanges(cs)
 		s.bc.publish(cs)
 		if len(cs) < tailChunk {
 			if upTo == 0 || s.rev.Load() >= upTo {
@@ -119,4 +121,15 @@ func (s *Store) readTail(ctx context.Context, after, upTo int64, limit int) ([]*
 		return nil, fmt.Errorf("read change log: %w", translate(err))
 	}
 	return cs, nil
+}
+
+// noteChanges records, per resource, the revision of the last change
+// about to be published (ResourceRevision), this server's and other
+// servers' alike. It runs before writers are answered.
+func (s *Store) noteChanges(cs []*change) {
+	for _, c := range cs {
+		if lc := s.lastChange[c.key.resource]; lc != nil {
+			lc.Store(c.rev)
+		}
+	}
 }

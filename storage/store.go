@@ -28,6 +28,9 @@ type Store struct {
 	clock     clock.Clock
 	resources map[string]*api.ResourceInfo       // by plural
 	byType    map[reflect.Type]*api.ResourceInfo // by Go type (*api.Pod)
+	// lastChange holds, by resource, the revision of its last change
+	// committed since Open; the map is fixed at Open.
+	lastChange map[string]*atomic.Int64
 
 	wdb *sql.DB // the writer's pool: one connection, owned by the writer goroutine
 	w   *writer
@@ -101,9 +104,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.be = &sqliteBackend{path: path}
 	}
 	s.log = opts.Logger.With("db", name)
+	s.lastChange = make(map[string]*atomic.Int64)
 	for _, r := range api.Resources() {
 		s.resources[r.Resource] = &r
 		s.byType[reflect.TypeOf(r.New())] = &r
+		s.lastChange[r.Resource] = new(atomic.Int64)
 	}
 	if err := s.open(ctx); err != nil {
 		if cerr := s.closeResources(); cerr != nil {
@@ -213,6 +218,18 @@ func (s *Store) Backend() string { return s.be.kind() }
 // Path returns the absolute path of the SQLite database file ("" on
 // PostgreSQL).
 func (s *Store) Path() string { return s.path }
+
+// ResourceRevision returns the revision of the last change to any object
+// of resource committed since Open, or 0 when there was none (or the
+// resource is unknown). A change is counted before its writer is answered,
+// so a caller that wrote and then asks sees its own write. Caches of a few
+// kinds (RBAC's) use it to know when to reload.
+func (s *Store) ResourceRevision(resource string) int64 {
+	if r, ok := s.lastChange[resource]; ok {
+		return r.Load()
+	}
+	return 0
+}
 
 // Revision returns the last committed revision this Store has published
 // to its watchers (0 for an empty store). On PostgreSQL other servers may

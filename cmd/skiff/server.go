@@ -78,6 +78,8 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.StringVar(&f.cfg.DataDir, "data-dir", server.DefaultDataDir, "state directory; the server's is <data-dir>/server")
 	fs.StringVar(&f.cfg.Listen, "listen", server.DefaultListen, "HTTPS listen address")
 	fs.StringVar(&f.cfg.Datastore, "datastore", "", "datastore URL: sqlite://<path> (default <data-dir>/server/state.db) or postgres://user[:password]@host:port/db?sslmode=... shared by several servers")
+	fs.IntVar(&f.cfg.MaxRequestsInFlight, "max-requests-inflight", server.DefaultMaxRequestsInFlight, "requests served at once, watches and streams aside; more get 429 (negative: no limit)")
+	fs.IntVar(&f.cfg.MaxConnsPerClient, "max-connections-per-client", server.DefaultMaxConnsPerClient, "open connections per client address, e.g. for agents behind one NAT (negative: no limit)")
 	fs.StringVar(&f.cfg.AuditLog, "audit-log", "", "audit log of writes and refused requests (JSON lines; default <data-dir>/server/audit.log; \"off\" turns it off)")
 	fs.StringVar(&f.cfg.ClusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "pod network, one /24 per node")
 	fs.StringVar(&f.cfg.ServiceCIDR, "service-cidr", server.DefaultServiceCIDR, "where Service cluster IPs come from")

@@ -68,7 +68,7 @@ var protobufKinds = map[string]bool{"ConfigMap": true, "Secret": true, "Namespac
 	// kubectl create serviceaccount | rolebinding | clusterrolebinding |
 	// role | clusterrole | token, and kubectl auth can-i | whoami.
 	"ServiceAccount": true, "Role": true, "ClusterRole": true, "RoleBinding": true, "ClusterRoleBinding": true,
-	"TokenRequest": true, "SelfSubjectAccessReview": true, "SelfSubjectReview": true}
+	"TokenRequest": true, "SelfSubjectAccessReview": true, "SelfSubjectReview": true, "SelfSubjectRulesReview": true}
 
 // protobufTables returns the field tables, from k8s.io/api's
 // generated.proto (core/v1, apps/v1, meta/v1).
@@ -159,6 +159,11 @@ func protobufTables() pbMessages {
 		"SelfSubjectReview":           {1: msg("metadata", "ObjectMeta"), 2: msg("status", "SelfSubjectReviewStatus")},
 		"SelfSubjectReviewStatus":     {1: msg("userInfo", "UserInfo")},
 		"UserInfo":                    {1: str("username"), 2: str("uid"), 3: strs("groups")},
+		"SelfSubjectRulesReview":      {1: msg("metadata", "ObjectMeta"), 2: msg("spec", "SelfSubjectRulesReviewSpec"), 3: msg("status", "SubjectRulesReviewStatus")},
+		"SubjectRulesReviewStatus":    {1: msgs("resourceRules", "ResourceRule"), 2: msgs("nonResourceRules", "NonResourceRule"), 3: boolean("incomplete"), 4: str("evaluationError")},
+		"ResourceRule":                {1: strs("verbs"), 2: strs("apiGroups"), 3: strs("resources"), 4: strs("resourceNames")},
+		"NonResourceRule":             {1: strs("verbs"), 2: strs("nonResourceURLs")},
+		"SelfSubjectRulesReviewSpec":  {1: str("namespace")},
 	}
 }
 

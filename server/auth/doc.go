@@ -1,6 +1,11 @@
 // Package auth owns who may talk to the server and what they may do: join
-// tokens, node credentials, the admin token, bearer authentication, rate
-// limiting of the token endpoints, and authorization.
+// tokens, node credentials, the admin token, service account tokens,
+// bearer authentication, rate limiting of the token endpoints, and
+// authorization: the node authorizer (Authorize) and NodeRestriction's
+// rules (MirrorPodReferences, IsAllowedSelfLabel), and RBAC's matching
+// (RuleAllows, Covers, SubjectMatches) with the default ClusterRoles. The
+// server reads roles and bindings from the store; the decisions here are
+// pure functions.
 //
 // # Bearer material
 //
@@ -10,6 +15,9 @@
 //	SKF1.<ca hash>.<id>.<secret>   join token
 //	SKA1.<64 hex>                  admin token (admin.token)
 //	SKN1.<node name>.<64 hex>      node credential, bound to one node name
+//	SKS1.<base64url payload>.<base64url HMAC-SHA256>
+//	                               service account token (namespace, name,
+//	                               uid, expiry), signed with serviceaccount.key
 //
 // A join token's <ca hash> is the SHA-256 hex of ca.crt (tlsutil.CAHash),
 // <id> is 6 characters [a-z0-9] and public, and <secret> is 32 characters

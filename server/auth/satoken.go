@@ -123,11 +123,11 @@ func (t *ServiceAccountTokens) Authenticate(ctx context.Context, bearer string) 
 	if i < 0 || !IsServiceAccountToken(bearer) {
 		return Identity{}, ErrUnauthenticated
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(bearer[i+1:])
+	sig, err := base64.RawURLEncoding.Strict().DecodeString(bearer[i+1:])
 	if err != nil || !hmac.Equal(sig, t.sign(bearer[:i])) {
 		return Identity{}, ErrUnauthenticated
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(bearer[len(ServiceAccountTokenPrefix)+1 : i])
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(bearer[len(ServiceAccountTokenPrefix)+1 : i])
 	if err != nil {
 		return Identity{}, ErrUnauthenticated
 	}

@@ -73,3 +73,26 @@ func TestServiceAccountTokens(t *testing.T) {
 		t.Errorf("Authenticate after the account was deleted = %v; want ErrUnauthenticated", err)
 	}
 }
+
+// FuzzServiceAccountToken: no bearer string crashes Authenticate, and
+// none but an issued one authenticates.
+func FuzzServiceAccountToken(f *testing.F) {
+	clk := clock.NewFake(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	key := make([]byte, 32)
+	get := func(context.Context, string, string) (string, error) { return "uid-1", nil }
+	ts, err := NewServiceAccountTokens(key, clk, get)
+	if err != nil {
+		f.Fatal(err)
+	}
+	tok, _, _ := ts.Issue("team", "ci", "uid-1", time.Hour, nil)
+	f.Add(tok)
+	f.Add("SKS1.")
+	f.Add("SKS1.e30.")
+	f.Add("SKS1..x")
+	f.Fuzz(func(t *testing.T, bearer string) {
+		id, err := ts.Authenticate(context.Background(), bearer)
+		if err == nil && bearer != tok {
+			t.Fatalf("Authenticate(%q) = %+v; only the issued token may authenticate", bearer, id)
+		}
+	})
+}

@@ -87,3 +87,22 @@ func TestNamespaceEditToken(t *testing.T) {
 		t.Errorf("an editor may create rolebindings: can-i = %q; want no", got)
 	}
 }
+
+// TestAuthCanIList lists a viewer's rules (SelfSubjectRulesReview).
+func TestAuthCanIList(t *testing.T) {
+	t.Parallel()
+	c := start(t)
+	ns := c.namespace(t)
+	c.ok(t, "create", "sa", "v", "-n", ns)
+	c.ok(t, "create", "rolebinding", "v-view", "--clusterrole=view", "--serviceaccount="+ns+":v", "-n", ns)
+	token := strings.TrimSpace(c.ok(t, "create", "token", "v", "-n", ns))
+	out := c.ok(t, "auth", "can-i", "--list", "-n", ns, "--token", token)
+	for _, want := range []string{"pods", "deployments.apps", "selfsubjectaccessreviews.authorization.k8s.io", "[/api/*]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl auth can-i --list as a viewer lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "secrets") {
+		t.Errorf("kubectl auth can-i --list as a viewer lists secrets:\n%s", out)
+	}
+}

@@ -79,11 +79,13 @@ async function applyOne(doc, defaultNs) {
 }
 
 // The apply page's text and results survive re-renders.
-const applyState = { text: "", ns: "default", results: [], busy: false };
+const applyState = { text: "", ns: "", results: [], busy: false };
 
 export const apply = {
   live: false, // re-rendered only by its own actions, not by watch events
-  render({ rerender, notify }) {
+  render({ perms, rerender, notify }) {
+    // A token bound in one namespace applies there unless told otherwise.
+    if (!applyState.ns) applyState.ns = perms.ns || "default";
     const ta = h("textarea", { id: "yaml", rows: 16, spellcheck: "false", autocapitalize: "off", "aria-describedby": "yaml-help", value: applyState.text,
       oninput: (e) => { applyState.text = e.target.value; } });
     const ns = h("input", { id: "apply-ns", value: applyState.ns, size: 16, autocapitalize: "off", oninput: (e) => { applyState.ns = e.target.value; } });
