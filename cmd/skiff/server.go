@@ -106,7 +106,7 @@ func parseServerFlags(env *cliEnv, args []string) (*serverFlags, error) {
 	if err := pre.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs, _ := newServerFlagSet(env.stdout)
-			fmt.Fprintln(env.stdout, "Usage: skiff server [flags]\n       skiff server backup --to FILE   (online, also while the server runs)\n       skiff server restore --from FILE (with the server stopped)\n\nFlags (each also SKIFF_<FLAG> and a key of --config):")
+			fmt.Fprintln(env.stdout, "Usage: skiff server [flags]\n       skiff server backup --to FILE   (online, also while the server runs)\n       skiff server restore --from FILE [--key FILE.key] (with the server stopped)\n       skiff server rotate-key           (with the server stopped)\n\nFlags (each also SKIFF_<FLAG> and a key of --config):")
 			fs.PrintDefaults()
 			return nil, errHelp
 		}
