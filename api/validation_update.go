@@ -60,6 +60,8 @@ func ValidateUpdate(obj, old Object) FieldErrors {
 		errs = append(errs, validateJobUpdate(o, old.(*Job))...)
 	case *StatefulSet:
 		errs = append(errs, validateSelectorUpdate(o.Spec.Selector, old.(*StatefulSet).Spec.Selector)...)
+	case *PersistentVolumeClaim:
+		errs = append(errs, validateClaimUpdate(o, old.(*PersistentVolumeClaim))...)
 	}
 	if len(errs) == 0 {
 		return nil
