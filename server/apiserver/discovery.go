@@ -53,7 +53,7 @@ type subresource struct {
 func subresourcesOf(res *api.ResourceInfo) []subresource {
 	self := groupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
 	var out []subresource
-	if res.Resource == "deployments" {
+	if hasScale(res.Resource) {
 		out = append(out, subresource{name: subScale, kind: groupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, verbs: []string{"get", "patch", "update"}})
 	}
 	if res.Resource == "pods" {

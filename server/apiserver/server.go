@@ -218,12 +218,8 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 			writeStatus(w, err)
 			return
 		}
-		if rt.sub == subScale || rt.sub == subEviction {
-			// These subresources write through paths that cannot stop
-			// short of the store; a dry run must not become a real one.
-			writeStatus(w, errDryRun())
-			return
-		}
+		// Scale writes go through applyUpdate and eviction checks
+		// isDryRun itself: both honour it.
 	}
 	switch rt.sub {
 	case subScale:
@@ -272,12 +268,6 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.methodNotAllowed(w, r)
 	}
-}
-
-// errDryRun refuses a dry run where skiff cannot do one (scale and
-// eviction subresources).
-func errDryRun() *api.StatusError {
-	return api.NewBadRequest("dryRun is not supported on this subresource; the request was not carried out")
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
