@@ -63,6 +63,9 @@ func TestDryRunWritesNothing(t *testing.T) {
 	if code, _ := h.do("POST", pods+"/web/eviction?dryRun=All", "application/json", `{"metadata":{"name":"web"}}`); code != 201 {
 		t.Errorf("eviction with ?dryRun=All = %d; want 201", code)
 	}
+	if h.store.Revision() != rev {
+		t.Errorf("store revision moved from %d to %d on pod dry runs", rev, h.store.Revision())
+	}
 	const rs = "/apis/apps/v1/namespaces/default/replicasets"
 	if code, b := h.do("POST", rs, "application/json", `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"front"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"f"}},"template":{"metadata":{"labels":{"app":"f"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`); code != 201 {
 		t.Fatalf("create replica set = %d %s", code, b)
