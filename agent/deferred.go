@@ -143,6 +143,20 @@ func (o *objectGetter) GetPersistentVolumeClaim(ctx context.Context, ns, name st
 	return c, notFound("persistentvolumeclaim", ns, name, err)
 }
 
+// GetPersistentVolume reads a volume when the real getter can.
+func (o *objectGetter) GetPersistentVolume(ctx context.Context, name string) (*api.PersistentVolume, error) {
+	g, err := o.get()
+	if err != nil {
+		return nil, err
+	}
+	vg, ok := g.(volumes.VolumeGetter)
+	if !ok {
+		return nil, fmt.Errorf("persistentvolume %s: this agent cannot read volumes", name)
+	}
+	v, err := vg.GetPersistentVolume(ctx, name)
+	return v, notFound("persistentvolume", "", name, err)
+}
+
 func (o *objectGetter) GetConfigMap(ctx context.Context, ns, name string) (*api.ConfigMap, error) {
 	g, err := o.get()
 	if err != nil {

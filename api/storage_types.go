@@ -262,3 +262,21 @@ const ResourceStorage ResourceName = "storage"
 // to claim ns/name ("pvc-<uid>_<ns>_<name>", as k3s names them). The
 // agent derives it from the claim alone.
 func LocalPathDir(volume, ns, name string) string { return volume + "_" + ns + "_" + name }
+
+// validateClaimUpdate keeps a claim's spec fixed, as Kubernetes does,
+// except binding it (volumeName from empty) and its requested size.
+func validateClaimUpdate(n, o *PersistentVolumeClaim) FieldErrors {
+	a, b := n.Spec, o.Spec
+	if b.VolumeName == "" {
+		a.VolumeName = ""
+	}
+	a.Resources, b.Resources = VolumeResourceRequirements{}, VolumeResourceRequirements{}
+	if b.StorageClassName == nil {
+		// The provisioner records the default class it used.
+		a.StorageClassName = nil
+	}
+	if !semanticEqual(a, b) {
+		return FieldErrors{Forbidden(NewPath("spec"), "spec is immutable after creation except resources.requests for bound claims")}
+	}
+	return nil
+}

@@ -74,6 +74,8 @@ func ValidateUpdate(obj, old Object) FieldErrors {
 		}
 	case *StatefulSet:
 		errs = append(errs, validateSelectorUpdate(o.Spec.Selector, old.(*StatefulSet).Spec.Selector)...)
+	case *PersistentVolumeClaim:
+		errs = append(errs, validateClaimUpdate(o, old.(*PersistentVolumeClaim))...)
 	}
 	if len(errs) == 0 {
 		return nil

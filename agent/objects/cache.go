@@ -49,7 +49,7 @@ type Cache struct {
 	clock clock.Clock
 	log   *slog.Logger
 
-	secrets, configMaps, claims api.ResourceInfo
+	secrets, configMaps, claims, volumes api.ResourceInfo
 
 	mu      sync.Mutex
 	entries map[key]*entry
@@ -83,10 +83,11 @@ func New(cfg Config) (*Cache, error) {
 		return nil, errors.New("object cache: secrets or configmaps not registered")
 	}
 	claims, ok := api.LookupResource("persistentvolumeclaims")
-	if !ok {
-		return nil, errors.New("object cache: persistentvolumeclaims not registered")
+	pvs, ok2 := api.LookupResource("persistentvolumes")
+	if !ok || !ok2 {
+		return nil, errors.New("object cache: persistentvolumeclaims or persistentvolumes not registered")
 	}
-	return &Cache{cfg: cfg, clock: clock.Or(cfg.Clock), log: log.With("component", "objects"), secrets: s, configMaps: cm, claims: claims, entries: map[key]*entry{}}, nil
+	return &Cache{cfg: cfg, clock: clock.Or(cfg.Clock), log: log.With("component", "objects"), secrets: s, configMaps: cm, claims: claims, volumes: pvs, entries: map[key]*entry{}}, nil
 }
 
 // GetSecret returns the secret ns/name (see Cache for freshness).
@@ -118,6 +119,15 @@ func (c *Cache) GetPersistentVolumeClaim(ctx context.Context, ns, name string) (
 		c.mu.Lock()
 		delete(c.entries, key{c.claims.Resource, ns, name})
 		c.mu.Unlock()
+	}
+	return out, nil
+}
+
+// GetPersistentVolume returns the volume name (cluster-scoped).
+func (c *Cache) GetPersistentVolume(ctx context.Context, name string) (*api.PersistentVolume, error) {
+	out := &api.PersistentVolume{}
+	if err := c.get(ctx, c.volumes, "", name, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

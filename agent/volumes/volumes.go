@@ -27,6 +27,13 @@ type ClaimGetter interface {
 	GetPersistentVolumeClaim(ctx context.Context, ns, name string) (*api.PersistentVolumeClaim, error)
 }
 
+// VolumeGetter reads PersistentVolumes; the server lets a node read only
+// the volumes pinned to it. An ObjectGetter that also has this method
+// makes claimDir refuse a claim whose volume lives on another node.
+type VolumeGetter interface {
+	GetPersistentVolume(ctx context.Context, name string) (*api.PersistentVolume, error)
+}
+
 // Errors of this package (wrapped; test with errors.Is).
 var (
 	// ErrObjectNotFound is what an ObjectGetter wraps for a missing object.
@@ -40,6 +47,9 @@ var (
 	// ErrClaimNotBound: a persistentVolumeClaim volume's claim has no
 	// volume yet (the pod waits).
 	ErrClaimNotBound = errors.New("persistentvolumeclaim is not bound")
+	// ErrVolumeElsewhere: the claim's volume is pinned to another node
+	// (or gone); its data is not here, so the pod does not start.
+	ErrVolumeElsewhere = errors.New("the volume is not on this node")
 )
 
 // Volume kinds, as directory names under <pod dir>/volumes.
@@ -151,6 +161,14 @@ func (m *Manager) claimDir(ctx context.Context, ns, name string) (string, error)
 	v := claim.Spec.VolumeName
 	if v == "" || strings.ContainsAny(v, `/\`) || v == "." || v == ".." {
 		return "", fmt.Errorf("persistentvolumeclaim %s/%s: %w", ns, name, ErrClaimNotBound)
+	}
+	if vg, ok := m.Objects.(VolumeGetter); ok {
+		if _, err := vg.GetPersistentVolume(ctx, v); err != nil {
+			if errors.Is(err, ErrObjectNotFound) {
+				return "", fmt.Errorf("persistentvolumeclaim %s/%s: volume %s: %w", ns, name, v, ErrVolumeElsewhere)
+			}
+			return "", fmt.Errorf("persistentvolumeclaim %s/%s: volume %s: %w", ns, name, v, err)
+		}
 	}
 	dir := filepath.Join(m.VolumesDir, api.LocalPathDir(v, ns, name))
 	if err := os.MkdirAll(dir, 0o750); err != nil {

@@ -18,6 +18,18 @@ type objects struct {
 	claims     map[string]*api.PersistentVolumeClaim
 }
 
+type objectsWithVolumes struct {
+	*objects
+	volumes map[string]*api.PersistentVolume
+}
+
+func (o objectsWithVolumes) GetPersistentVolume(ctx context.Context, name string) (*api.PersistentVolume, error) {
+	if v, ok := o.volumes[name]; ok {
+		return v, nil
+	}
+	return nil, fmt.Errorf("persistentvolume %s: %w", name, ErrObjectNotFound)
+}
+
 func (o *objects) GetPersistentVolumeClaim(ctx context.Context, ns, name string) (*api.PersistentVolumeClaim, error) {
 	if c, ok := o.claims[ns+"/"+name]; ok {
 		return c, nil
@@ -304,5 +316,28 @@ func TestClaimVolumes(t *testing.T) {
 	}
 	if _, err := (&Manager{PodsDir: t.TempDir(), Objects: obj}).Prepare(context.Background(), podWith(claim("data", false))); err == nil {
 		t.Error("Prepare without VolumesDir succeeded; want an error")
+	}
+}
+
+// TestClaimVolumeElsewhere: a claim whose volume the server will not show
+// this node (pinned elsewhere, or deleted) does not get a directory here.
+func TestClaimVolumeElsewhere(t *testing.T) {
+	obj := objectsWithVolumes{objects: &objects{claims: map[string]*api.PersistentVolumeClaim{
+		"ns/here":  {ObjectMeta: api.ObjectMeta{Name: "here", Namespace: "ns"}, Spec: api.PersistentVolumeClaimSpec{VolumeName: "pvc-here"}},
+		"ns/there": {ObjectMeta: api.ObjectMeta{Name: "there", Namespace: "ns"}, Spec: api.PersistentVolumeClaimSpec{VolumeName: "pvc-there"}},
+	}}, volumes: map[string]*api.PersistentVolume{"pvc-here": {ObjectMeta: api.ObjectMeta{Name: "pvc-here"}}}}
+	vols := t.TempDir()
+	m := &Manager{PodsDir: t.TempDir(), Objects: obj, VolumesDir: vols}
+	claim := func(name string) *api.Pod {
+		return podWith(api.Volume{Name: "v", VolumeSource: api.VolumeSource{PersistentVolumeClaim: &api.PersistentVolumeClaimVolumeSource{ClaimName: name}}})
+	}
+	if _, err := m.Prepare(context.Background(), claim("here")); err != nil {
+		t.Errorf("Prepare(claim here) = %v; want nil", err)
+	}
+	if _, err := m.Prepare(context.Background(), claim("there")); !errors.Is(err, ErrVolumeElsewhere) {
+		t.Errorf("Prepare(claim there) = %v; want ErrVolumeElsewhere", err)
+	}
+	if _, err := os.Stat(filepath.Join(vols, "pvc-there_ns_there")); !os.IsNotExist(err) {
+		t.Errorf("a directory was made for a volume of another node (%v)", err)
 	}
 }

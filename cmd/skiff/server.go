@@ -91,7 +91,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.Var(&f.tlsSANs, "tls-san", "extra name or address for the server certificate (repeatable, or a comma list)")
 	fs.StringVar(&f.cfg.SchedulerScoring, "scheduler-scoring", "LeastAllocated", "scheduler resource scoring: LeastAllocated (spread) or MostAllocated (bin-pack)")
 	fs.BoolVar(&f.cfg.DisableScheduler, "disable-scheduler", false, "do not run the built-in scheduler")
-	fs.BoolVar(&f.cfg.DisableControllers, "disable-controllers", false, "do not run the built-in controllers (node lifecycle, Deployment, DaemonSet, garbage collection)")
+	fs.BoolVar(&f.cfg.DisableControllers, "disable-controllers", false, "do not run the built-in controllers (node lifecycle, workloads, jobs, volumes, garbage collection)")
 	fs.BoolVar(&f.cfg.DisableAgent, "disable-agent", false, "do not run a local agent")
 	for _, a := range agentFlagDefaults {
 		f.agent[a.name] = fs.String(a.name, a.def, "agent: "+a.usage)

@@ -58,7 +58,7 @@ func subresourcesOf(res *api.ResourceInfo, extra []ExtraSubresource) []subresour
 			out = append(out, subresource{name: e.Name, kind: groupVersionKind{Group: e.Group, Version: e.Version, Kind: e.Kind}, verbs: e.Verbs})
 		}
 	}
-	if res.Resource == "deployments" {
+	if hasScale(res.Resource) {
 		out = append(out, subresource{name: subScale, kind: groupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, verbs: []string{"get", "patch", "update"}})
 	}
 	if res.Resource == "pods" {

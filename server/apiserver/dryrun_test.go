@@ -57,11 +57,28 @@ func TestDryRunWritesNothing(t *testing.T) {
 	if code, _ := h.do("DELETE", "/api/v1/namespaces/default?dryRun=All", "", ""); code != 403 {
 		t.Errorf("dry-run delete of namespace default = %d; want 403", code)
 	}
-	if code, _ := h.do("POST", pods+"/web/eviction", "application/json", `{"metadata":{"name":"web"},"deleteOptions":{"dryRun":["All"]}}`); code != 400 {
-		t.Errorf("eviction with dryRun = %d; want 400", code)
+	if code, b := h.do("POST", pods+"/web/eviction", "application/json", `{"metadata":{"name":"web"},"deleteOptions":{"dryRun":["All"]}}`); code != 201 {
+		t.Errorf("eviction with dryRun = %d %s; want 201", code, b)
+	}
+	if code, _ := h.do("POST", pods+"/web/eviction?dryRun=All", "application/json", `{"metadata":{"name":"web"}}`); code != 201 {
+		t.Errorf("eviction with ?dryRun=All = %d; want 201", code)
+	}
+	if h.store.Revision() != rev {
+		t.Errorf("store revision moved from %d to %d on pod dry runs", rev, h.store.Revision())
+	}
+	const rs = "/apis/apps/v1/namespaces/default/replicasets"
+	if code, b := h.do("POST", rs, "application/json", `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"front"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"f"}},"template":{"metadata":{"labels":{"app":"f"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`); code != 201 {
+		t.Fatalf("create replica set = %d %s", code, b)
+	}
+	rev = h.store.Revision()
+	if code, b := h.do("PATCH", rs+"/front/scale?dryRun=All", "application/merge-patch+json", `{"spec":{"replicas":4}}`); code != 200 || !strings.Contains(string(b), `"replicas":4`) {
+		t.Errorf("dry-run scale of a replica set = %d %s; want 200 with 4 replicas", code, b)
 	}
 	if h.store.Revision() != rev {
 		t.Errorf("store revision moved from %d to %d on dry runs", rev, h.store.Revision())
+	}
+	if code, b := h.do("PATCH", rs+"/front/scale", "application/merge-patch+json", `{"spec":{"replicas":3}}`); code != 200 || !strings.Contains(string(b), `"replicas":3`) {
+		t.Errorf("scale of a replica set = %d %s; want 200 with 3 replicas", code, b)
 	}
 	code, b = h.do("GET", pods+"/web", "", "")
 	if code != 200 || strings.Contains(string(b), `"x":"y"`) || strings.Contains(string(b), `"new"`) {

@@ -47,10 +47,11 @@ func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, rt route)
 	if ev.DeleteOptions != nil {
 		opts = *ev.DeleteOptions
 	}
-	if len(opts.DryRun) > 0 {
-		writeStatus(w, errDryRun())
+	if err := checkDryRun(opts.DryRun); err != nil {
+		writeStatus(w, err)
 		return
 	}
+	dryRun := len(opts.DryRun) > 0 || isDryRun(r)
 	precondRV := ""
 	if p := opts.Preconditions; p != nil {
 		if p.ResourceVersion != nil {
@@ -82,6 +83,17 @@ func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, rt route)
 			s.writeError(w, r, err, pod.res, pod.name)
 			return
 		}
+	}
+	if dryRun {
+		// Everything is checked; nothing is deleted.
+		if precondRV != "" && precondRV != cur.GetObjectMeta().ResourceVersion {
+			writeStatus(w, api.NewConflict("pods", pod.name, "the resourceVersion precondition does not hold"))
+			return
+		}
+		st := api.Status{Status: "Success", Code: http.StatusCreated}
+		st.Kind, st.APIVersion = "Status", "v1"
+		writeJSON(w, http.StatusCreated, &st)
+		return
 	}
 	if _, done, err := s.gracefulPodDelete(r, pod, opts.GracePeriodSeconds, precondRV); err != nil || !done {
 		if err == nil {

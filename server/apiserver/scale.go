@@ -7,9 +7,9 @@ import (
 	"github.com/skiffhq/skiff/api"
 )
 
-// scale is autoscaling/v1 Scale, the view of a Deployment's replica count
-// that kubectl scale (and autoscalers) read and write through
-// deployments/{name}/scale.
+// scale is autoscaling/v1 Scale, the view of a Deployment's, ReplicaSet's
+// or StatefulSet's replica count that kubectl scale (and autoscalers) read
+// and write through {resource}/{name}/scale.
 type scale struct {
 	Kind       string         `json:"kind,omitempty"`
 	APIVersion string         `json:"apiVersion,omitempty"`
@@ -27,24 +27,58 @@ type scaleStatus struct {
 	Selector string `json:"selector,omitempty"`
 }
 
-// scaleOf returns the Scale view of a deployment.
-func scaleOf(d *api.Deployment) *scale {
+// scaled is what the Scale view reads and writes of an object with
+// replicas: its spec.replicas, status.replicas and selector.
+type scaled struct {
+	meta     *api.ObjectMeta
+	replicas **int32
+	current  int32
+	selector *api.LabelSelector
+}
+
+// scaledOf returns the scaled view of a Deployment, ReplicaSet or
+// StatefulSet (the kinds with a scale subresource), or false.
+func scaledOf(obj api.Object) (scaled, bool) {
+	switch o := obj.(type) {
+	case *api.Deployment:
+		return scaled{&o.ObjectMeta, &o.Spec.Replicas, o.Status.Replicas, o.Spec.Selector}, true
+	case *api.ReplicaSet:
+		return scaled{&o.ObjectMeta, &o.Spec.Replicas, o.Status.Replicas, o.Spec.Selector}, true
+	case *api.StatefulSet:
+		return scaled{&o.ObjectMeta, &o.Spec.Replicas, o.Status.Replicas, o.Spec.Selector}, true
+	}
+	return scaled{}, false
+}
+
+// hasScale reports whether a resource has the scale subresource.
+func hasScale(resource string) bool {
+	return resource == "deployments" || resource == "replicasets" || resource == "statefulsets"
+}
+
+// scaleOf returns the Scale view of obj (one of scaledOf's kinds).
+func scaleOf(obj api.Object) *scale {
 	sc := &scale{Kind: "Scale", APIVersion: "autoscaling/v1"}
+	v, ok := scaledOf(obj)
+	if !ok {
+		return sc
+	}
+	m := v.meta
 	sc.Metadata = api.ObjectMeta{
-		Name: d.Name, Namespace: d.Namespace, UID: d.UID,
-		ResourceVersion: d.ResourceVersion, CreationTimestamp: d.CreationTimestamp,
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID,
+		ResourceVersion: m.ResourceVersion, CreationTimestamp: m.CreationTimestamp,
 	}
-	if d.Spec.Replicas != nil {
-		sc.Spec.Replicas = *d.Spec.Replicas
+	if *v.replicas != nil {
+		sc.Spec.Replicas = **v.replicas
 	}
-	sc.Status.Replicas = d.Status.Replicas
-	if sel, err := d.Spec.Selector.AsSelector(); err == nil && !sel.IsNothing() {
+	sc.Status.Replicas = v.current
+	if sel, err := v.selector.AsSelector(); err == nil && !sel.IsNothing() {
 		sc.Status.Selector = sel.String()
 	}
 	return sc
 }
 
-// serveScale answers GET, PUT and PATCH of deployments/{name}/scale. A
+// serveScale answers GET, PUT and PATCH of {resource}/{name}/scale (a
+// dry run is honoured by applyUpdate). A
 // PATCH may be a JSON merge patch or a strategic merge patch: a Scale has
 // no lists, so the two mean the same.
 func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, rt route) {
@@ -57,7 +91,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, rt route) {
 			s.writeError(w, r, err, rt.res, rt.name)
 			return
 		}
-		writeJSON(w, http.StatusOK, scaleOf(obj.(*api.Deployment)))
+		writeJSON(w, http.StatusOK, scaleOf(obj))
 	case http.MethodPut:
 		body, err := readBody(w, r)
 		if err != nil {
@@ -108,7 +142,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, rt route) {
 // a precondition, and answers the new Scale.
 func (s *Server) writeScale(w http.ResponseWriter, r *http.Request, rt route, build func(cur *scale) (*scale, error)) {
 	out, err := s.applyUpdate(r, rt, func(cur api.Object) (api.Object, error) {
-		next, err := build(scaleOf(cur.(*api.Deployment)))
+		next, err := build(scaleOf(cur))
 		if err != nil {
 			return nil, err
 		}
@@ -125,15 +159,18 @@ func (s *Server) writeScale(w http.ResponseWriter, r *http.Request, rt route, bu
 		if err != nil {
 			return nil, err
 		}
-		dep := d.(*api.Deployment)
+		v, ok := scaledOf(d)
+		if !ok {
+			return nil, api.NewBadRequest("%s has no scale subresource", rt.res.Resource)
+		}
 		replicas := next.Spec.Replicas
-		dep.Spec.Replicas = &replicas
-		dep.ResourceVersion = next.Metadata.ResourceVersion
-		return dep, nil
+		*v.replicas = &replicas
+		v.meta.ResourceVersion = next.Metadata.ResourceVersion
+		return d, nil
 	})
 	if err != nil {
 		s.writeError(w, r, err, rt.res, rt.name)
 		return
 	}
-	writeJSON(w, http.StatusOK, scaleOf(out.(*api.Deployment)))
+	writeJSON(w, http.StatusOK, scaleOf(out))
 }

@@ -261,12 +261,8 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 			writeStatus(w, err)
 			return
 		}
-		if rt.sub == subScale || rt.sub == subEviction {
-			// These subresources write through paths that cannot stop
-			// short of the store; a dry run must not become a real one.
-			writeStatus(w, errDryRun())
-			return
-		}
+		// Scale writes go through applyUpdate and eviction checks
+		// isDryRun itself: both honour it.
 	}
 	if e := s.extraSubresource(rt.res.Resource, rt.sub); e != nil && rt.sub != "" {
 		e.Serve(w, r, attributes(r, rt))
@@ -325,12 +321,6 @@ func (s *Server) ServeResource(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.methodNotAllowed(w, r)
 	}
-}
-
-// errDryRun refuses a dry run where skiff cannot do one (scale and
-// eviction subresources).
-func errDryRun() *api.StatusError {
-	return api.NewBadRequest("dryRun is not supported on this subresource; the request was not carried out")
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {

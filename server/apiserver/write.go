@@ -77,6 +77,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, rt route) {
 		return
 	}
 	prepareForCreate(obj, s.clock.Now())
+	if pod, ok := obj.(*api.Pod); ok {
+		if err := s.pinToVolumeNodes(r.Context(), pod); err != nil {
+			s.writeError(w, r, err, rt.res, m.Name)
+			return
+		}
+	}
 	generate := m.Name == "" && m.GenerateName != ""
 	for attempt := 0; ; attempt++ {
 		if generate {

@@ -111,11 +111,42 @@ func (c *DeploymentController) createReplicaSet(ctx context.Context, d *api.Depl
 	if err != nil {
 		return nil, err
 	}
-	if err := c.cfg.Store.Create(ctx, rs); err != nil {
+	err = c.cfg.Store.Create(ctx, rs)
+	if errors.Is(err, storage.ErrExists) {
+		return c.nameTaken(ctx, d, rs.Name)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("create replica set %s/%s: %w", rs.Namespace, rs.Name, err)
 	}
 	c.in.ReplicaSets.Assume(rs)
 	return rs, nil
+}
+
+// nameTaken handles a ReplicaSet name that exists already: d's own (not
+// seen by the informer yet) is used; anyone else's is a hash collision,
+// and d's status.collisionCount goes up so the next try hashes anew, as
+// Kubernetes does.
+func (c *DeploymentController) nameTaken(ctx context.Context, d *api.Deployment, name string) (*api.ReplicaSet, error) {
+	obj, err := c.cfg.Store.Get(ctx, "replicasets", d.Namespace, name)
+	if err != nil {
+		return nil, fmt.Errorf("read replica set %s/%s: %w", d.Namespace, name, err)
+	}
+	rs := obj.(*api.ReplicaSet)
+	if ref := controllerRef(&rs.ObjectMeta); ref != nil && ref.UID == d.UID {
+		c.in.ReplicaSets.Assume(rs)
+		return rs, nil
+	}
+	cp := *d
+	n := int32(1)
+	if d.Status.CollisionCount != nil {
+		n = *d.Status.CollisionCount + 1
+	}
+	cp.Status.CollisionCount = &n
+	if err := c.cfg.Store.Update(ctx, &cp); err != nil {
+		return nil, fmt.Errorf("record hash collision of deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	c.in.Deployments.Assume(&cp)
+	return nil, fmt.Errorf("replica set name %s/%s is taken by another object; collision count now %d: %w", d.Namespace, name, n, storage.ErrConflict)
 }
 
 // syncRevision makes sure the ReplicaSet of d's current template (hash)

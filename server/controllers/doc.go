@@ -1,6 +1,8 @@
 // Package controllers holds skiff's built-in controllers, the parts of
 // kube-controller-manager an edge fleet relies on: node lifecycle,
-// Deployment, DaemonSet, endpoints and garbage collection.
+// Deployment, ReplicaSet, DaemonSet, StatefulSet, Job, CronJob, the
+// local-path volume provisioner, disruption budgets, endpoints and
+// garbage collection.
 //
 // # Shape
 //
@@ -29,9 +31,15 @@
 //     and its bare pods are marked Failed (reason NodeLost). Evictions are
 //     rate-limited per node, slowed or stopped when most nodes are unhealthy
 //     at once (eviction.go).
-//   - Deployment (deployment.go, rollout.go): pods of each template
-//     revision carry a pod-template-hash label (the ReplicaSet layer is
-//     implicit: pods grouped by hash); RollingUpdate and Recreate; status.
+//   - Deployment (deployment.go, deployment_rs.go, rollout.go): one
+//     ReplicaSet per template revision owns its pods (pod-template-hash,
+//     revision and change-cause annotations, revisionHistoryLimit); the
+//     rollout plans over pods and writes the ReplicaSets' replicas to
+//     match; RollingUpdate and Recreate; status. Standalone ReplicaSets
+//     keep their own pods (replicaset.go).
+//   - Job (job.go) and CronJob (cronjob.go, schedules from api/cron).
+//   - StatefulSet (statefulset.go) and the local-path provisioner
+//     (localpath.go); disruption budget status (disruption.go).
 //   - DaemonSet (daemonset.go): one pod per matching node, rolling update
 //     bounded by maxUnavailable.
 //   - Garbage collection (gc.go): dependents of deleted owners, pods bound
@@ -47,9 +55,9 @@
 //
 // # What it must not do
 //
-// Controllers never write pod specs (only metadata for deletion, and pod
-// status when a node is lost), never bind pods to nodes except a
-// DaemonSet's own pods, and never import other server packages but the
+// Controllers never write pod specs (only metadata for deletion and
+// adoption, and pod status when a node is lost), never bind pods to nodes
+// except a DaemonSet's own pods, and never import other server packages but the
 // scheduler's exported predicates; the server wires liveness, events and
 // sweeps in through Config.
 package controllers

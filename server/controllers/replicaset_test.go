@@ -3,6 +3,7 @@ package controllers
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/skiffhq/skiff/api"
 )
@@ -118,5 +119,32 @@ func TestStandaloneReplicaSet(t *testing.T) {
 	h.settle()
 	if s := h.statsOf(rs.UID); s.active != 1 || s.terminating != 2 {
 		t.Errorf("after scaling to 1: %d active, %d terminating; want 1 and 2", s.active, s.terminating)
+	}
+}
+
+// TestDeploymentHashCollision: a foreign ReplicaSet holding the name of a
+// revision bumps the Deployment's collisionCount and its ReplicaSet gets
+// another name.
+func TestDeploymentHashCollision(t *testing.T) {
+	h := newHarness(t)
+	h.addNodes(nodes3...)
+	d := deployment("web", 1, "nginx:1")
+	api.SetDefaults(d)
+	hash := templateHash(&d.Spec.Template, nil)
+	one := int32(1)
+	h.create(&api.ReplicaSet{
+		ObjectMeta: api.ObjectMeta{Name: "web-" + hash, Namespace: "default"},
+		Spec: api.ReplicaSetSpec{Replicas: &one, Selector: &api.LabelSelector{MatchLabels: map[string]string{"app": "other"}},
+			Template: podTemplate("other", "busybox")},
+	})
+	h.create(d)
+	for range 3 {
+		h.settle()
+		h.advance(time.Second) // the retry after the collision
+	}
+	got := h.get("deployments", "default", "web").(*api.Deployment)
+	rss := h.replicaSets("web")
+	if got.Status.CollisionCount == nil || *got.Status.CollisionCount != 1 || len(rss) != 1 || rss[0].Name == "web-"+hash {
+		t.Fatalf("collisionCount %v, replica sets %d (%v); want 1 and one under a new name", got.Status.CollisionCount, len(rss), rss)
 	}
 }

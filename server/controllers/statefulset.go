@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -116,7 +117,8 @@ func (c *StatefulSetController) sync(ctx context.Context, key string) (time.Dura
 	for ord := start; ord < start+replicas; ord++ {
 		p := byOrd[ord]
 		if p == nil {
-			np, err := c.createPod(ctx, s, ord, revision, now)
+			rev, tmpl := c.templateFor(s, ord, revision)
+			np, err := c.createPod(ctx, s, ord, rev, tmpl, now)
 			if err != nil {
 				errs = append(errs, err)
 				break
@@ -174,7 +176,7 @@ func (c *StatefulSetController) sync(ctx context.Context, key string) (time.Dura
 }
 
 // createPod creates the claims and the pod of ordinal ord.
-func (c *StatefulSetController) createPod(ctx context.Context, s *api.StatefulSet, ord int, revision string, now time.Time) (*api.Pod, error) {
+func (c *StatefulSetController) createPod(ctx context.Context, s *api.StatefulSet, ord int, revision string, tmpl *api.PodTemplateSpec, now time.Time) (*api.Pod, error) {
 	name := s.Name + "-" + strconv.Itoa(ord)
 	var pinned string
 	vols := map[string]string{} // template name → claim
@@ -190,7 +192,7 @@ func (c *StatefulSetController) createPod(ctx context.Context, s *api.StatefulSe
 			pinned = node
 		}
 	}
-	t, err := copyTemplate(&s.Spec.Template)
+	t, err := copyTemplate(tmpl)
 	if err != nil {
 		return nil, err
 	}
@@ -230,6 +232,54 @@ func (c *StatefulSetController) createPod(ctx context.Context, s *api.StatefulSe
 	c.pods.pods.Assume(p)
 	eventf(ctx, c.rec, s, api.EventTypeNormal, reasonSuccessfulCreate, "create Pod %s in StatefulSet %s successful", name, s.Name)
 	return p, nil
+}
+
+// annotationCurrentTemplate keeps, on a StatefulSet, the pod template of
+// its current revision (status.currentRevision) while a partitioned
+// rolling update runs: pods below the partition are recreated from it,
+// as Kubernetes recreates them from the current ControllerRevision.
+const annotationCurrentTemplate = "skiff.io/current-revision-template"
+
+// templateFor returns the revision and template the pod of ordinal ord is
+// made from: the update revision's, or below the partition of a rolling
+// update that has not finished, the current revision's.
+func (c *StatefulSetController) templateFor(s *api.StatefulSet, ord int, update string) (string, *api.PodTemplateSpec) {
+	cur := s.Status.CurrentRevision
+	ru := s.Spec.UpdateStrategy.RollingUpdate
+	if cur == "" || cur == update || ru == nil || ru.Partition == nil || ord >= int(*ru.Partition) {
+		return update, &s.Spec.Template
+	}
+	var t api.PodTemplateSpec
+	if raw := s.Annotations[annotationCurrentTemplate]; raw == "" || json.Unmarshal([]byte(raw), &t) != nil {
+		return update, &s.Spec.Template
+	}
+	return cur, &t
+}
+
+// rememberTemplate records s's template as its current revision's, once
+// that revision is the current one.
+func (c *StatefulSetController) rememberTemplate(ctx context.Context, s *api.StatefulSet) error {
+	raw, err := json.Marshal(s.Spec.Template)
+	if err != nil {
+		return fmt.Errorf("encode template of statefulset %s/%s: %w", s.Namespace, s.Name, err)
+	}
+	if s.Annotations[annotationCurrentTemplate] == string(raw) {
+		return nil
+	}
+	cp := *s
+	cp.Annotations = maps.Clone(s.Annotations)
+	if cp.Annotations == nil {
+		cp.Annotations = map[string]string{}
+	}
+	cp.Annotations[annotationCurrentTemplate] = string(raw)
+	if err := c.cfg.Store.Update(ctx, &cp); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("record template of statefulset %s/%s: %w", s.Namespace, s.Name, err)
+	}
+	c.in.StatefulSets.Assume(&cp)
+	return nil
 }
 
 // pinToNode adds a required node affinity for node's hostname label.
@@ -347,6 +397,9 @@ func (c *StatefulSetController) writeStatus(ctx context.Context, s *api.Stateful
 		}
 	}
 	if reflect.DeepEqual(st, s.Status) {
+		if st.CurrentRevision == revision {
+			return c.rememberTemplate(ctx, s)
+		}
 		return nil
 	}
 	cp := *s

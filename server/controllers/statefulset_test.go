@@ -176,6 +176,13 @@ func TestStatefulSetParallelAndPartition(t *testing.T) {
 	if images["web-0"] != "nginx:1" || images["web-1"] != "nginx:2" || images["web-2"] != "nginx:2" {
 		t.Errorf("images after the partitioned update = %v; want web-0 old, web-1 and web-2 new", images)
 	}
+	// web-0, below the partition, comes back with the current (old)
+	// revision's template.
+	h.remove("pods", "default", "web-0")
+	h.settle()
+	if p := h.get("pods", "default", "web-0").(*api.Pod); p.Spec.Containers[0].Image != "nginx:1" {
+		t.Errorf("recreated web-0 runs %s; want nginx:1 (below the partition)", p.Spec.Containers[0].Image)
+	}
 }
 
 // TestLocalPathReclaim: deleting a claim deletes its volume (Delete) or

@@ -88,6 +88,13 @@ func TestDrainRespectsDisruptionBudget(t *testing.T) {
 	if h := header(out); h != "NAME MIN AVAILABLE MAX UNAVAILABLE ALLOWED DISRUPTIONS AGE" {
 		t.Errorf("get pdb header = %q", h)
 	}
+	if r := c.run(t, "", nil, "drain", node, "--force", "--grace-period=0", "--dry-run=server"); r.err != nil {
+		t.Fatalf("drain --dry-run=server: %v\n%s%s", r.err, r.stdout, r.stderr)
+	}
+	if n := len(strings.Fields(c.ok(t, "get", "pods", "-n", ns, "-o", "name"))); n != 2 {
+		t.Fatalf("%d pods after a dry-run drain; want 2", n)
+	}
+	c.ok(t, "uncordon", node)
 	r := c.run(t, "", nil, "drain", node, "--force", "--grace-period=0", "--timeout=4s")
 	if r.err == nil {
 		t.Fatalf("drain succeeded; want it to time out on the budget\nstdout: %s", r.stdout)

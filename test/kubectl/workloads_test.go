@@ -166,4 +166,15 @@ func TestRolloutHistoryAndUndo(t *testing.T) {
 	if n := len(rows(c.ok(t, "get", "rs", "-n", ns))); n != 2 {
 		t.Errorf("%d replica sets after undo; want 2 (the first reused)", n)
 	}
+	// kubectl scale works on a standalone ReplicaSet (scale subresource).
+	c.stdinOK(t, replicaSetYAML(ns, "solo"), "apply", "-f", "-")
+	if got := c.ok(t, "scale", "rs", "solo", "--replicas=3", "-n", ns); got != "replicaset.apps/solo scaled\n" {
+		t.Errorf("scale rs = %q", got)
+	}
+	eventually(t, "solo at 3 replicas", func() string {
+		if got := c.ok(t, "get", "rs", "solo", "-n", ns, "-o", "jsonpath={.spec.replicas} {.status.replicas}"); got != "3 3" {
+			return got
+		}
+		return ""
+	})
 }

@@ -42,6 +42,22 @@ func Describe(w io.Writer, obj api.Object, events []api.Event, now time.Time) er
 	case *api.Event:
 		d.event(o)
 		return d.flushTo(w) // an event has no events of its own
+	case *api.ReplicaSet:
+		d.replicaSet(o)
+	case *api.StatefulSet:
+		d.statefulSet(o)
+	case *api.Job:
+		d.job(o)
+	case *api.CronJob:
+		d.cronJob(o)
+	case *api.PodDisruptionBudget:
+		d.budget(o)
+	case *api.PersistentVolumeClaim:
+		d.claim(o)
+	case *api.PersistentVolume:
+		d.volume(o)
+	case *api.StorageClass:
+		d.storageClass(o)
 	default:
 		return fmt.Errorf("describe: no describer for %T", obj)
 	}
