@@ -229,13 +229,3 @@ func TestDocumentCaching(t *testing.T) {
 		t.Errorf("gzip;q=0 still got Content-Encoding %q", resp.Header.Get("Content-Encoding"))
 	}
 }
-
-// containsAll reports whether every element of want is in got.
-func containsAll(got, want []string) bool {
-	for _, w := range want {
-		if !slices.Contains(got, w) {
-			return false
-		}
-	}
-	return true
-}
