@@ -53,8 +53,10 @@ func newLocalPathController(cfg Config, in *Informers) *LocalPathController {
 			}
 		}
 	})
-	in.Pods.AddHandler(func(_, cur api.Object) {
+	in.Pods.AddHandler(func(old, cur api.Object) {
 		if cur == nil {
+			// A pod is gone: volumes of deleted claims it kept may go now.
+			c.queueReleased(old)
 			return
 		}
 		p := cur.(*api.Pod)
@@ -68,6 +70,28 @@ func newLocalPathController(cfg Config, in *Informers) *LocalPathController {
 		}
 	})
 	return c
+}
+
+// queueReleased queues the volumes of the claims pod mounted whose claims
+// are gone.
+func (c *LocalPathController) queueReleased(pod api.Object) {
+	p, ok := pod.(*api.Pod)
+	if !ok {
+		return
+	}
+	for _, v := range p.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		if c.in.PersistentVolumeClaims.Get(p.Namespace+"/"+v.PersistentVolumeClaim.ClaimName) != nil {
+			continue
+		}
+		for _, o := range c.in.PersistentVolumes.List() {
+			if ref := o.(*api.PersistentVolume).Spec.ClaimRef; ref != nil && ref.Namespace == p.Namespace && ref.Name == v.PersistentVolumeClaim.ClaimName {
+				c.queue.Add("\x00pv/" + o.GetObjectMeta().Name)
+			}
+		}
+	}
 }
 
 func (c *LocalPathController) worker() *worker {
@@ -108,7 +132,7 @@ func (c *LocalPathController) consumerNode(claim *api.PersistentVolumeClaim) str
 
 func (c *LocalPathController) sync(ctx context.Context, key string) (time.Duration, error) {
 	if name, ok := strings.CutPrefix(key, "\x00pv/"); ok {
-		return 0, c.reclaim(ctx, name)
+		return c.reclaim(ctx, name)
 	}
 	obj := c.in.PersistentVolumeClaims.Get(key)
 	if obj == nil {
@@ -178,41 +202,67 @@ func (c *LocalPathController) sync(ctx context.Context, key string) (time.Durati
 	return 0, nil
 }
 
+// reclaimRecheck is how often a volume whose claim is gone but whose
+// pods still run is looked at again.
+const reclaimRecheck = 10 * time.Second
+
 // reclaim handles a volume whose claim is gone: Retain leaves it
 // Released (its directory stays on the node); Delete deletes it, and the
-// node's agent removes the directory when it sees the volume gone.
-func (c *LocalPathController) reclaim(ctx context.Context, name string) error {
+// node's agent removes the directory when it sees the volume gone. While
+// a pod still mounts the claim nothing happens (Kubernetes' claim
+// protection): the data stays until the last pod has stopped.
+func (c *LocalPathController) reclaim(ctx context.Context, name string) (time.Duration, error) {
 	o := c.in.PersistentVolumes.Get(name)
 	if o == nil {
-		return nil
+		return 0, nil
 	}
 	pv := o.(*api.PersistentVolume)
 	if ref := pv.Spec.ClaimRef; ref != nil {
 		if cur := c.in.PersistentVolumeClaims.Get(ref.Namespace + "/" + ref.Name); cur != nil && cur.GetObjectMeta().UID == ref.UID {
-			return nil // the claim is back (a stale event)
+			return 0, nil // the claim is back (a stale event)
+		}
+		if c.claimInUse(ref.Namespace, ref.Name) {
+			return reclaimRecheck, nil
 		}
 	}
 	if pv.Spec.PersistentVolumeReclaimPolicy == api.ReclaimDelete {
 		out, err := c.cfg.Store.Delete(ctx, "persistentvolumes", "", name, pv.ResourceVersion)
 		if err != nil {
 			if errors.Is(err, storage.ErrNotFound) {
-				return nil
+				return 0, nil
 			}
-			return fmt.Errorf("delete volume %s: %w", name, err)
+			return 0, fmt.Errorf("delete volume %s: %w", name, err)
 		}
 		c.in.PersistentVolumes.AssumeDeleted(pv, revisionOf(out))
-		return nil
+		return 0, nil
 	}
 	if pv.Status.Phase == api.VolumeReleased {
-		return nil
+		return 0, nil
 	}
 	cp := *pv
 	cp.Status = api.PersistentVolumeStatus{Phase: api.VolumeReleased}
 	if err := c.cfg.Store.Update(ctx, &cp); err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return fmt.Errorf("release volume %s: %w", name, err)
+		return 0, fmt.Errorf("release volume %s: %w", name, err)
 	}
 	c.in.PersistentVolumes.Assume(&cp)
-	return nil
+	return 0, nil
+}
+
+// claimInUse reports whether a pod that has not finished mounts claim
+// ns/name (pods being deleted count until they are gone).
+func (c *LocalPathController) claimInUse(ns, name string) bool {
+	for _, o := range c.in.Pods.List() {
+		p := o.(*api.Pod)
+		if p.Namespace != ns || finished(p) {
+			continue
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // prepare fills what the API server fills on create.

@@ -221,6 +221,13 @@ func TestLocalPathReclaim(t *testing.T) {
 	h.remove("persistentvolumeclaims", "default", "scratch")
 	h.remove("persistentvolumeclaims", "default", "precious")
 	h.settle()
+	// The pods still mount the claims: the volumes stay.
+	if _, err := h.store.Get(h.ctx, "persistentvolumes", "", scratch); err != nil {
+		t.Fatalf("volume of a deleted claim still mounted by a pod: %v; want it kept", err)
+	}
+	h.remove("pods", "default", "use-scratch")
+	h.remove("pods", "default", "use-precious")
+	h.settle() // the pods' deletion queues the volumes at once
 	if _, err := h.store.Get(h.ctx, "persistentvolumes", "", scratch); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("volume of the deleted Delete claim: %v; want it deleted", err)
 	}
