@@ -69,7 +69,8 @@ test-vm:
 # (real containerd, cgroups, network namespaces) and why; a package in
 # neither list fails the run. Then test/qemuarm starts the armv7 and
 # arm64 `skiff server --disable-agent` under the emulators and creates a
-# pod over HTTPS. ARM_ARCHES="armv7" runs one architecture.
+# pod over HTTPS. ARM_ARCHES="armv7" limits scripts/test-arm to one
+# architecture; docs/operations.md "Tested platforms" has the details.
 test-arm:
 	@scripts/test-arm
 	$(GO) test -count=1 -timeout 10m ./test/qemuarm

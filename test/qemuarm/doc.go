@@ -6,9 +6,10 @@
 // Each test starts `skiff server --disable-agent` on a temporary data dir
 // and 127.0.0.1:0, reads the URL, CA and admin token from the skiff.yaml
 // the server writes, creates a pod over HTTPS, reads it back, checks that
-// validation refuses a bad one, waits for the scheduler's verdict, stops
-// the server with SIGTERM and reads the pod again after a restart on the
-// same SQLite file.
+// validation refuses a bad one, waits for the scheduler's verdict, runs
+// the emulated `skiff get pods` against it, stops the server with SIGTERM
+// and, after moving the store's revision past 2^32, restarts it on the
+// same SQLite file, reads the pod again and writes past that revision.
 //
 // `make test-arm` runs this package (scripts/test-arm runs the portable
 // packages' unit tests under the same emulators); the main `go test`

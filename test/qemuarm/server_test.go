@@ -70,6 +70,7 @@ func TestServerCreatesPodUnderQEMURealBinary(t *testing.T) {
 				t.Fatalf("/version platform = %q; want %q (is the emulated binary the one serving?)", v.Platform, tg.platform)
 			}
 			created := createAndCheckPod(t, s)
+			checkCLI(t, emu, bin, filepath.Join(data, "server", "skiff.yaml"))
 			s.stop(t)
 
 			// The pod is in the SQLite file, not only in memory. The
@@ -112,8 +113,11 @@ func createAndCheckPod(t *testing.T, s *serverProc) api.Pod {
 	var got api.Pod
 	s.json(t, "GET", pods+"/web", "", http.StatusOK, &got)
 	c := got.Spec.Containers[0]
-	if got.UID != created.UID || got.ResourceVersion != created.ResourceVersion {
-		t.Errorf("GET web = uid %s rv %s; want the created uid %s rv %s", got.UID, got.ResourceVersion, created.UID, created.ResourceVersion)
+	// The scheduler may already have written the pod's status, so the
+	// resourceVersion is the created one or later.
+	crv, _ := strconv.ParseInt(created.ResourceVersion, 10, 64)
+	if grv, err := strconv.ParseInt(got.ResourceVersion, 10, 64); got.UID != created.UID || err != nil || grv < crv {
+		t.Errorf("GET web = uid %s rv %s; want the created uid %s at rv %s or later", got.UID, got.ResourceVersion, created.UID, created.ResourceVersion)
 	}
 	mem, disk := c.Resources.Limits["memory"], c.Resources.Limits["ephemeral-storage"]
 	if mem.Value() != 3<<30 || disk.Value() != 100<<30 {
@@ -153,6 +157,25 @@ func createAndCheckPod(t *testing.T, s *serverProc) api.Pod {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return created
+}
+
+// checkCLI runs the emulated `skiff get pods` with the server's client
+// config: the client side (TLS, the token, the table printer) on the
+// foreign platform.
+func checkCLI(t *testing.T, emu, bin, clientConfig string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, emu, bin, "get", "pods", "--client-config", clientConfig)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("emulated skiff get pods: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAME") || !strings.HasPrefix(lines[1], "web ") || !strings.Contains(lines[1], "Pending") {
+		t.Errorf("emulated skiff get pods printed:\n%s\nwant the header and web, Pending", out)
+	}
 }
 
 // bigRevision is past 2^32; bigRevision - 2^32 is what a 32-bit int
