@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/skiffhq/skiff/api"
 )
@@ -21,29 +20,10 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request, rt route) {
 		writeStatus(w, api.NewBadRequest("logs exist only for pods"))
 		return
 	}
-	container := r.URL.Query().Get("container")
-	var names []string
-	for _, c := range pod.Spec.InitContainers {
-		names = append(names, c.Name)
-	}
-	for _, c := range pod.Spec.Containers {
-		names = append(names, c.Name)
-	}
-	switch {
-	case container == "" && len(pod.Spec.Containers) == 1:
-		container = pod.Spec.Containers[0].Name
-	case container == "":
-		writeStatus(w, api.NewBadRequest("a container name must be specified for pod %s, choose one of: [%s]", pod.Name, strings.Join(names, " ")))
+	container, serr := pickContainer(pod, r.URL.Query().Get("container"))
+	if serr != nil {
+		writeStatus(w, serr)
 		return
-	default:
-		found := false
-		for _, n := range names {
-			found = found || n == container
-		}
-		if !found {
-			writeStatus(w, api.NewBadRequest("container %s is not valid for pod %s", container, pod.Name))
-			return
-		}
 	}
 	if pod.Spec.NodeName == "" {
 		writeStatus(w, api.NewBadRequest("pod %s is not scheduled to a node yet, so it has no logs", pod.Name))

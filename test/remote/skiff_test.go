@@ -217,3 +217,12 @@ spec:
 		}
 	})
 }
+
+// TestMain removes the skiff binary built for the suite.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if skiffBin != "" {
+		os.RemoveAll(filepath.Dir(skiffBin))
+	}
+	os.Exit(code)
+}
