@@ -17,7 +17,6 @@ import (
 	"github.com/skiffhq/skiff/agent/checkpoint"
 	"github.com/skiffhq/skiff/agent/config"
 	"github.com/skiffhq/skiff/agent/eviction"
-	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/agent/kubelet"
 	"github.com/skiffhq/skiff/agent/logs"
 	"github.com/skiffhq/skiff/agent/network"
@@ -28,8 +27,10 @@ import (
 	"github.com/skiffhq/skiff/agent/runtime/containerd/daemon"
 	"github.com/skiffhq/skiff/agent/status"
 	"github.com/skiffhq/skiff/agent/streaming"
+	"github.com/skiffhq/skiff/agent/usage"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/supervise"
 	"github.com/skiffhq/skiff/internal/tunnel"
@@ -79,8 +80,11 @@ type Config struct {
 	// Eviction is the eviction manager's configuration
 	// (eviction.ParseConfig of the --eviction-* flags).
 	Eviction eviction.Config
-	Clock    clock.Clock
-	Logger   *slog.Logger
+	// UsageInterval is how often measured usage is sent to the server
+	// (0: usage.DefaultInterval, 15 s).
+	UsageInterval time.Duration
+	Clock         clock.Clock
+	Logger        *slog.Logger
 	// Ready, when set, is called once the kubelet runs (before the
 	// server may have answered).
 	Ready func(*Agent)
@@ -101,6 +105,8 @@ type Agent struct {
 
 	network    *network.Manager
 	eviction   *eviction.Manager
+	nodeStats  *eviction.NodeStats // the one sampler: eviction and usage reports
+	usage      *usage.Reporter
 	imageFSDir string // containerd's root, for imagefs signals
 
 	mu        sync.Mutex
@@ -485,6 +491,12 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	a.registrar = reg
 	a.mu.Unlock()
 	g.Go("node", reg.Run)
+	a.usage, err = usage.New(usage.Config{NodeName: a.cfg.NodeName, Source: a.eviction, Detailer: a.nodeStats, API: c,
+		Interval: a.cfg.UsageInterval, Clock: a.clk, Logger: a.log.With("component", "usage")})
+	if err != nil {
+		return err
+	}
+	g.Go("usage", a.usage.Run)
 	return nil
 }
 

@@ -31,6 +31,7 @@ func (a *Agent) evictionManager(si node.SystemInfo, k *kubelet.Kubelet, rt *cont
 	if err != nil {
 		return nil, fmt.Errorf("agent: eviction stats: %w", err)
 	}
+	a.nodeStats = stats
 	deps := eviction.Deps{
 		Stats: stats, Pods: k, Reclaimer: rt, Recorder: events,
 		Allocatable:        func() api.ResourceList { return allocatable },

@@ -53,6 +53,8 @@ func (s *server) routes() http.Handler {
 		r.With(requireAdminFor("read metrics")).Get("/metrics", s.metrics.serveHTTP)
 		r.With(requireAdminFor("read node usage")).Get("/api/v1/skiff/nodes/{name}/usage", s.nodeUsage)
 		r.Post(HeartbeatPath, s.heartbeat)
+		r.Post(StatsPath, s.postStats)
+		s.metricsRoutes(r)
 		r.Get(tunnel.Path, s.serveTunnel)
 		r.With(requireAdminFor("back up the store")).Get(backupPath, s.backup)
 		// Discovery (/api, /apis and below) and OpenAPI are for any

@@ -61,6 +61,7 @@ type server struct {
 	ctrl        *controllers.Manager
 	nodeIPAM    *ipam.Controller
 	usage       *usage.Recorder
+	measured    *usage.Measured // agents' usage reports, in memory
 	// tunnels holds the agents' tunnels; tunnelRT sends requests
 	// through them.
 	tunnels  *tunnel.Registry
@@ -164,6 +165,7 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.measured = usage.NewMeasured(0)
 	s.usage, err = usage.New(usage.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "usage")})
 	if err != nil {
 		return err

@@ -75,6 +75,17 @@ type Manager struct {
 	lastObs          observations
 	victim           string // uid of the last pod evicted, until it stops
 	victimAt         time.Time
+	latest           Summary    // the last cycle's reading, for metrics
+	latestPods       []*api.Pod // the pods it read
+}
+
+// Latest returns the last cycle's reading and the pods it covered, so
+// metrics reuse what eviction read rather than read it again. ok is
+// false before the first cycle has read anything.
+func (m *Manager) Latest() (s Summary, pods []*api.Pod, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.latest, m.latestPods, !m.latest.Time.IsZero()
 }
 
 // New returns a Manager for cfg.
@@ -151,6 +162,7 @@ func (m *Manager) Synchronize(ctx context.Context) ([]*api.Pod, error) {
 	m.armNotifier(obs)
 
 	m.mu.Lock()
+	m.latest, m.latestPods = summary, pods
 	met := thresholdsMet(m.cfg.Thresholds, obs, false)
 	if len(m.thresholdsMet) > 0 {
 		met = mergeThresholds(met, thresholdsMet(m.thresholdsMet, obs, true))

@@ -35,6 +35,18 @@ const (
 // deletecollection: kubectl delete --all lists and deletes one by one.
 var resourceVerbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 
+// metricsGroup is metrics.k8s.io, served by the server package from the
+// agents' usage reports rather than from the store: read-only, listed in
+// discovery beside the stored kinds so kubectl top finds it.
+const metricsGroup = "metrics.k8s.io"
+
+var readOnlyVerbs = []string{"get", "list"}
+
+var metricsResources = []api.ResourceInfo{
+	{Group: metricsGroup, Version: "v1beta1", Resource: "nodes", Singular: "", Kind: "NodeMetrics"},
+	{Group: metricsGroup, Version: "v1beta1", Resource: "pods", Singular: "", Kind: "PodMetrics", Namespaced: true},
+}
+
 // groupVersionKind is metav1.GroupVersionKind as discovery writes it.
 type groupVersionKind struct {
 	Group   string `json:"group"`
@@ -56,7 +68,7 @@ func subresourcesOf(res *api.ResourceInfo) []subresource {
 	if res.Resource == "deployments" {
 		out = append(out, subresource{name: subScale, kind: groupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, verbs: []string{"get", "patch", "update"}})
 	}
-	if res.Resource == "pods" {
+	if res.Resource == "pods" && res.Group == "" {
 		out = append(out,
 			subresource{name: subEviction, kind: groupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}, verbs: []string{"create"}},
 			subresource{name: subLog, kind: self, verbs: []string{"get"}},
@@ -254,13 +266,13 @@ func newDiscovery(resources []api.ResourceInfo) (*discovery, error) {
 	d := &discovery{plain: map[string]document{}, aggregated: map[string]map[string]document{}}
 	// Groups keep the order of their first resource in the registry
 	// (core, apps, batch, … as Kubernetes' group priorities).
+	resources = append(slices.Clone(resources), metricsResources...)
 	groupRank := map[string]int{}
 	for _, r := range resources {
 		if _, ok := groupRank[r.Group]; !ok {
 			groupRank[r.Group] = len(groupRank)
 		}
 	}
-	resources = slices.Clone(resources)
 	slices.SortStableFunc(resources, func(a, b api.ResourceInfo) int {
 		if c := groupRank[a.Group] - groupRank[b.Group]; c != 0 {
 			return c
@@ -279,9 +291,13 @@ func newDiscovery(resources []api.ResourceInfo) (*discovery, error) {
 			lists[k] = &apiResourceList{Kind: "APIResourceList", APIVersion: "v1", GroupVersion: res.GroupVersion(), Resources: []apiResource{}}
 			aggs[k] = &apiVersionDiscovery{Version: res.Version, Freshness: "Current"}
 		}
+		verbs := resourceVerbs
+		if res.Group == metricsGroup {
+			verbs = readOnlyVerbs
+		}
 		lists[k].Resources = append(lists[k].Resources, apiResource{
 			Name: res.Resource, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
-			Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			Verbs: verbs, ShortNames: res.ShortNames, Categories: res.Categories,
 		})
 		scope := "Cluster"
 		if res.Namespaced {
@@ -289,7 +305,7 @@ func newDiscovery(resources []api.ResourceInfo) (*discovery, error) {
 		}
 		ar := apiResourceDiscovery{
 			Resource: res.Resource, ResponseKind: groupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind},
-			Scope: scope, SingularResource: res.Singular, Verbs: resourceVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			Scope: scope, SingularResource: res.Singular, Verbs: verbs, ShortNames: res.ShortNames, Categories: res.Categories,
 		}
 		for _, sub := range subresourcesOf(res) {
 			ar.Subresources = append(ar.Subresources, apiSubresourceDiscovery{Subresource: sub.name, ResponseKind: sub.kind, Verbs: sub.verbs})

@@ -33,11 +33,13 @@ func TestAPIResources(t *testing.T) {
 			t.Errorf("api-resources lacks row %q; rows: %q", want, got)
 		}
 	}
-	if out := c.ok(t, "api-versions"); out != "apps/v1\ndiscovery.k8s.io/v1\nv1\n" {
-		t.Errorf("api-versions = %q; want %q", out, "apps/v1\ndiscovery.k8s.io/v1\nv1\n")
+	const versions = "apps/v1\nbatch/v1\ndiscovery.k8s.io/v1\nmetrics.k8s.io/v1beta1\nv1\n"
+	if out := c.ok(t, "api-versions"); out != versions {
+		t.Errorf("api-versions = %q; want %q", out, versions)
 	}
-	if out := c.ok(t, "api-resources", "--categories=all", "-o", "name"); out != "pods\nservices\ndaemonsets.apps\ndeployments.apps\n" {
-		t.Errorf("api-resources --categories=all = %q; want pods, services, daemonsets.apps, deployments.apps", out)
+	const all = "pods\nservices\ndaemonsets.apps\ndeployments.apps\nreplicasets.apps\ncronjobs.batch\njobs.batch\n"
+	if out := c.ok(t, "api-resources", "--categories=all", "-o", "name"); out != all {
+		t.Errorf("api-resources --categories=all = %q; want %q", out, all)
 	}
 }
 
