@@ -106,7 +106,6 @@ type Agent struct {
 	network    *network.Manager
 	eviction   *eviction.Manager
 	nodeStats  *eviction.NodeStats // the one sampler: eviction and usage reports
-	usage      *usage.Reporter
 	imageFSDir string // containerd's root, for imagefs signals
 
 	mu        sync.Mutex
@@ -114,6 +113,7 @@ type Agent struct {
 	registrar *node.Registrar
 	logAddr   net.Addr
 	tunnel    *streaming.Client
+	usage     *usage.Reporter
 }
 
 // Dir is the agent's state directory, <data-dir>/agent.
@@ -491,13 +491,29 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	a.registrar = reg
 	a.mu.Unlock()
 	g.Go("node", reg.Run)
-	a.usage, err = usage.New(usage.Config{NodeName: a.cfg.NodeName, Source: a.eviction, Detailer: a.nodeStats, API: c,
+	rep, err := usage.New(usage.Config{NodeName: a.cfg.NodeName, Source: a.eviction, Detailer: a.nodeStats, API: c,
 		Interval: a.cfg.UsageInterval, Clock: a.clk, Logger: a.log.With("component", "usage")})
 	if err != nil {
 		return err
 	}
-	g.Go("usage", a.usage.Run)
+	a.mu.Lock()
+	a.usage = rep
+	a.mu.Unlock()
+	g.Go("usage", rep.Run)
 	return nil
+}
+
+// Usage returns the last usage report the agent built (what it sent the
+// server and serves on /metrics); ok is false before the first.
+func (a *Agent) Usage() (rep api.UsageReport, ok bool) {
+	a.mu.Lock()
+	r := a.usage
+	a.mu.Unlock()
+	if r == nil {
+		return api.UsageReport{}, false
+	}
+	rep = r.Latest()
+	return rep, !rep.Time.IsZero()
 }
 
 // serveLogs serves the agent's HTTPS log endpoint on ln and returns its

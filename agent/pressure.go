@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/skiffhq/skiff/agent/eviction"
 	"github.com/skiffhq/skiff/agent/kubelet"
@@ -23,6 +24,12 @@ func (a *Agent) evictionManager(si node.SystemInfo, k *kubelet.Kubelet, rt *cont
 	imageFS := a.imageFSDir
 	if imageFS == "" {
 		imageFS = systemContainerdRoot
+	}
+	if _, err := os.Stat(imageFS); err != nil {
+		// A containerd with another root (or none readable here): the
+		// data dir's filesystem stands in rather than fail every cycle.
+		a.log.Warn("imagefs not found; its signals read the data dir's filesystem", "dir", imageFS, "err", err)
+		imageFS = ""
 	}
 	stats, err := eviction.NewNodeStats(eviction.NodeStatsConfig{
 		DataDir: a.dir, ImageFSDir: imageFS, PodsDir: a.path("pods"), Cgroups: rt.Cgroups(),
