@@ -106,7 +106,7 @@ type Agent struct {
 	network    *network.Manager
 	eviction   *eviction.Manager
 	nodeStats  *eviction.NodeStats // the one sampler: eviction and usage reports
-	imageFSDir string // containerd's root, for imagefs signals
+	imageFSDir string              // containerd's root, for imagefs signals
 
 	mu        sync.Mutex
 	joined    *node.Credentials
