@@ -200,6 +200,7 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("controllers: %w", err)
 	}
+	s.metrics.addControllers(s.ctrl)
 	s.joinLimiter = auth.NewLimiter(auth.LimiterConfig{Clock: s.clk})
 	s.authLimiter = auth.NewLimiter(auth.LimiterConfig{Clock: s.clk})
 	s.adminToken = adminToken
