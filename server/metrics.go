@@ -16,8 +16,8 @@ import (
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/promtext"
 	"github.com/skiffhq/skiff/internal/version"
-	"github.com/skiffhq/skiff/server/controllers"
 	"github.com/skiffhq/skiff/server/apiserver"
+	"github.com/skiffhq/skiff/server/controllers"
 	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/storage"
 )
