@@ -439,7 +439,16 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	if err != nil {
 		return err
 	}
-	a.startTunnel(g, cred)
+	rep, err := usage.New(usage.Config{NodeName: a.cfg.NodeName, Source: a.eviction, Detailer: a.nodeStats, API: c,
+		Interval: a.cfg.UsageInterval, Clock: a.clk, Logger: a.log.With("component", "usage")})
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.usage = rep
+	a.mu.Unlock()
+	g.Go("usage", rep.Run)
+	a.startTunnel(g, cred, &usage.MetricsHandler{Reporter: rep, Eviction: a.eviction})
 	sm, err := status.New(status.Config{Client: c, NodeName: a.cfg.NodeName, Clock: a.clk, Logger: a.log.With("component", "status")})
 	if err != nil {
 		return err
@@ -491,15 +500,6 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	a.registrar = reg
 	a.mu.Unlock()
 	g.Go("node", reg.Run)
-	rep, err := usage.New(usage.Config{NodeName: a.cfg.NodeName, Source: a.eviction, Detailer: a.nodeStats, API: c,
-		Interval: a.cfg.UsageInterval, Clock: a.clk, Logger: a.log.With("component", "usage")})
-	if err != nil {
-		return err
-	}
-	a.mu.Lock()
-	a.usage = rep
-	a.mu.Unlock()
-	g.Go("usage", rep.Run)
 	return nil
 }
 
@@ -543,9 +543,10 @@ func (a *Agent) serveLogs(g *supervise.Group, ln net.Listener, cert tls.Certific
 // startTunnel keeps the tunnel to the server open: the server sends
 // every request for this agent (logs, exec, attach, port-forward)
 // through it, so it never has to dial the agent.
-func (a *Agent) startTunnel(g *supervise.Group, cred node.Credentials) {
+func (a *Agent) startTunnel(g *supervise.Group, cred node.Credentials, metrics http.Handler) {
 	h := &streaming.Handler{
 		Logs:    &logs.Handler{Path: a.logPath, Clock: a.clk, Logger: a.log.With("component", "logs"), AllowUnverified: true},
+		Metrics: metrics,
 		Targets: a.Kubelet, Exec: a.Runtime, Clock: a.clk, Logger: a.log.With("component", "streaming"),
 	}
 	tc := &streaming.Client{

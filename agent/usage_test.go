@@ -2,7 +2,9 @@ package agent_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/skiffhq/skiff/agent/internal/agenttest"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/resource"
+	"github.com/skiffhq/skiff/internal/promtext"
 )
 
 // TestAgentReportsUsageRealContainerd: a real agent on real containerd
@@ -69,5 +72,27 @@ func TestAgentReportsUsageRealContainerd(t *testing.T) {
 	}
 	if rep.Node.FsCapacity == 0 || rep.Node.FsAvailable == 0 {
 		t.Errorf("node filesystem = %d/%d; want the data dir's", rep.Node.FsAvailable, rep.Node.FsCapacity)
+	}
+
+	// The agent's own /metrics, relayed by the server over the tunnel.
+	resp, err := srv.Admin.Do(context.Background(), http.MethodGet, "/api/v1/nodes/edge/proxy/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `container_cpu_usage_seconds_total{namespace="default",pod="burn",container="main"} `) ||
+		!strings.Contains(string(body), `container_memory_working_set_bytes{namespace="default",pod="burn",container="main"} `) {
+		t.Errorf("agent /metrics lacks burn's container figures:\n%s", body)
+	}
+	if err := promtext.Check(body); err != nil {
+		t.Errorf("agent /metrics fails the exposition check: %v", err)
+	}
+	// Another node's credential may not read this agent's metrics.
+	if _, err := srv.NodeClient("hostile").Do(context.Background(), http.MethodGet, "/api/v1/nodes/edge/proxy/metrics", nil); !api.IsForbidden(err) {
+		t.Errorf("node credential reading /proxy/metrics: %v; want 403", err)
 	}
 }

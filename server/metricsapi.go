@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -14,6 +15,7 @@ import (
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/labels"
 	"github.com/skiffhq/skiff/api/resource"
+	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/server/auth"
 	"github.com/skiffhq/skiff/server/usage"
 	"github.com/skiffhq/skiff/storage"
@@ -239,4 +241,47 @@ func (s *server) getPodMetrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, items[0])
+}
+
+// NodeMetricsProxyPath is where the server relays a node agent's own
+// /metrics, at the path Prometheus' Kubernetes discovery scrapes
+// kubelets through the API server.
+const NodeMetricsProxyPath = "/api/v1/nodes/{name}/proxy/metrics"
+
+// maxAgentMetricsBytes bounds a relayed agent exposition.
+const maxAgentMetricsBytes = 16 << 20
+
+// proxyNodeMetrics relays GET NodeMetricsProxyPath to the node's agent
+// over its tunnel (admin only; the server never dials the agent).
+func (s *server) proxyNodeMetrics(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "name")
+	if errs := api.ValidateNodeName(name); errs != "" {
+		writeStatus(w, api.NewBadRequest("node name %q: %s", name, errs))
+		return
+	}
+	if !s.tunnels.Connected(name) {
+		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "the agent of node %s has no tunnel open", name))
+		return
+	}
+	u := url.URL{Scheme: "http", Host: name, Path: tunnel.MetricsPath}
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, u.String(), nil)
+	if err != nil {
+		writeStatus(w, api.NewBadRequest("%v", err))
+		return
+	}
+	resp, err := s.tunnelRT.RoundTrip(req)
+	if err != nil {
+		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot reach the agent of node %s through its tunnel: %v", name, err))
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "the agent of node %s answered %s", name, resp.Status))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.Copy(w, io.LimitReader(resp.Body, maxAgentMetricsBytes)); err != nil {
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "relay agent metrics", slog.String("node", name), slog.Any("err", err))
+	}
 }

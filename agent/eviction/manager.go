@@ -77,6 +77,19 @@ type Manager struct {
 	victimAt         time.Time
 	latest           Summary    // the last cycle's reading, for metrics
 	latestPods       []*api.Pod // the pods it read
+	evictions        map[Signal]uint64
+}
+
+// Evictions returns how many pods the manager has evicted, by the
+// signal that caused it (a copy).
+func (m *Manager) Evictions() map[string]uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]uint64, len(m.evictions))
+	for s, n := range m.evictions {
+		out[string(s)] = n
+	}
+	return out
 }
 
 // Latest returns the last cycle's reading and the pods it covered, so
@@ -291,6 +304,10 @@ func (m *Manager) evict(pod *api.Pod, grace int64, msg string, sig Signal) bool 
 	}
 	m.mu.Lock()
 	m.victim, m.victimAt = pod.UID, m.clock.Now()
+	if m.evictions == nil {
+		m.evictions = map[Signal]uint64{}
+	}
+	m.evictions[sig]++
 	m.mu.Unlock()
 	m.log.Info("evicted pod", "pod", pod.Namespace+"/"+pod.Name, "signal", sig, "grace", grace, "message", msg)
 	if r := m.deps.Recorder; r != nil {
