@@ -329,6 +329,16 @@ func TestDashboardInRealBrowser(t *testing.T) {
 		}
 	}
 
+	// The agent's measured usage: two reports 15 s apart (the admin may
+	// report for any node), 7.5 CPU-seconds in between is 500m.
+	at := clk.Now().UTC()
+	for i, cpu := range []uint64{0, 7_500_000_000} {
+		rep := api.UsageReport{Time: at.Add(time.Duration(i) * 15 * time.Second), Node: api.NodeUsage{CPUUsageNanos: cpu, MemoryWorkingSet: 512 << 20}}
+		if err := admin.DoJSON(context.Background(), "POST", "/api/v1/skiff/nodes/edge-1/stats", rep, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// Overview counts follow.
 	p.goTo("#/", "#node-counts")
 	if got := p.text("#node-counts"); !strings.Contains(got, "1\nReady") && !strings.Contains(got, "1Ready") && !strings.Contains(got, "1 Ready") {
@@ -340,6 +350,10 @@ func TestDashboardInRealBrowser(t *testing.T) {
 	p.goTo("#/nodes/edge-1", "figure.chart polyline.cpu")
 	if got := p.text("main"); !strings.Contains(got, "site=pump-4") || !strings.Contains(got, "web-1") {
 		t.Errorf("node page lacks its label or its pod:\n%s", got)
+	}
+	p.do("see measured usage", chromedp.WaitVisible(chromedp.CSS("#cpu-used")))
+	if got := p.text("#measured"); !strings.Contains(got, "500m / 2") || !strings.Contains(got, "512Mi / 2Gi") {
+		t.Errorf("node page measured usage %q; want CPU 500m / 2 and memory 512Mi / 2Gi", got)
 	}
 	p.screenshot("04-node")
 	// Cordon it from the page: the API has it, and the page shows it.
