@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -138,6 +142,41 @@ func BenchmarkPodStartBurst(b *testing.B) {
 		skiff := time.Since(t0)
 		b.ReportMetric(skiff.Seconds(), "skiff-100-running-s")
 		b.ReportMetric(skiff.Seconds()/base.Seconds(), "ratio")
+		shims, pss := shimPSS(b, c.socket)
+		b.ReportMetric(float64(shims), "shims")
+		b.ReportMetric(pss/burstSize/(1<<20), "shim-PSS-per-pod-MB")
 		cancel()
 	}
+}
+
+// shimPSS counts the runc shims serving the containerd at socket and sums
+// their proportional set size (shared pages split among the sharers), in
+// bytes, from /proc/<pid>/smaps_rollup.
+func shimPSS(tb testing.TB, socket string) (n int, pss float64) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) == 0 || !strings.HasSuffix(args[0], "containerd-shim-runc-v2") || !slices.Contains(args, socket) {
+			continue
+		}
+		n++
+		roll, err := os.ReadFile(filepath.Join("/proc", e.Name(), "smaps_rollup"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(roll), "\n") {
+			if v, ok := strings.CutPrefix(line, "Pss:"); ok {
+				kb, _ := strconv.ParseFloat(strings.Fields(v)[0], 64)
+				pss += kb * 1024
+			}
+		}
+	}
+	return n, pss
 }
