@@ -27,6 +27,7 @@ import (
 	"github.com/skiffhq/skiff/agent/runtime/containerd/daemon"
 	"github.com/skiffhq/skiff/agent/status"
 	"github.com/skiffhq/skiff/agent/streaming"
+	"github.com/skiffhq/skiff/agent/usage"
 	"github.com/skiffhq/skiff/agent/volumes"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
@@ -93,8 +94,11 @@ type Config struct {
 	// Eviction is the eviction manager's configuration
 	// (eviction.ParseConfig of the --eviction-* flags).
 	Eviction eviction.Config
-	Clock    clock.Clock
-	Logger   *slog.Logger
+	// UsageInterval is how often measured usage is sent to the server
+	// (0: usage.DefaultInterval, 15 s).
+	UsageInterval time.Duration
+	Clock         clock.Clock
+	Logger        *slog.Logger
 	// Ready, when set, is called once the kubelet runs (before the
 	// server may have answered).
 	Ready func(*Agent)
@@ -116,13 +120,15 @@ type Agent struct {
 	network    *network.Manager
 	services   *services
 	eviction   *eviction.Manager
-	imageFSDir string // containerd's root, for imagefs signals
+	nodeStats  *eviction.NodeStats // the one sampler: eviction and usage reports
+	imageFSDir string              // containerd's root, for imagefs signals
 
 	mu        sync.Mutex
 	joined    *node.Credentials
 	registrar *node.Registrar
 	logAddr   net.Addr
 	tunnel    *streaming.Client
+	usage     *usage.Reporter
 }
 
 // Dir is the agent's state directory, <data-dir>/agent.
@@ -462,7 +468,16 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	if err != nil {
 		return err
 	}
-	a.startTunnel(g, cred)
+	rep, err := usage.New(usage.Config{NodeName: a.cfg.NodeName, Source: a.eviction, Detailer: a.nodeStats, API: c,
+		Interval: a.cfg.UsageInterval, Clock: a.clk, Logger: a.log.With("component", "usage")})
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.usage = rep
+	a.mu.Unlock()
+	g.Go("usage", rep.Run)
+	a.startTunnel(g, cred, &usage.MetricsHandler{Reporter: rep, Eviction: a.eviction})
 	sm, err := status.New(status.Config{Client: c, NodeName: a.cfg.NodeName, Clock: a.clk, Logger: a.log.With("component", "status")})
 	if err != nil {
 		return err
@@ -523,6 +538,19 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	return nil
 }
 
+// Usage returns the last usage report the agent built (what it sent the
+// server and serves on /metrics); ok is false before the first.
+func (a *Agent) Usage() (rep api.UsageReport, ok bool) {
+	a.mu.Lock()
+	r := a.usage
+	a.mu.Unlock()
+	if r == nil {
+		return api.UsageReport{}, false
+	}
+	rep = r.Latest()
+	return rep, !rep.Time.IsZero()
+}
+
 // serveLogs serves the agent's HTTPS log endpoint on ln and returns its
 // port.
 func (a *Agent) serveLogs(g *supervise.Group, ln net.Listener, cert tls.Certificate, ca []byte) (int, error) {
@@ -550,9 +578,10 @@ func (a *Agent) serveLogs(g *supervise.Group, ln net.Listener, cert tls.Certific
 // startTunnel keeps the tunnel to the server open: the server sends
 // every request for this agent (logs, exec, attach, port-forward)
 // through it, so it never has to dial the agent.
-func (a *Agent) startTunnel(g *supervise.Group, cred node.Credentials) {
+func (a *Agent) startTunnel(g *supervise.Group, cred node.Credentials, metrics http.Handler) {
 	h := &streaming.Handler{
 		Logs:    &logs.Handler{Path: a.logPath, Clock: a.clk, Logger: a.log.With("component", "logs"), AllowUnverified: true},
+		Metrics: metrics,
 		Targets: a.Kubelet, Exec: a.Runtime, Clock: a.clk, Logger: a.log.With("component", "streaming"),
 	}
 	tc := &streaming.Client{

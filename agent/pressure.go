@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/skiffhq/skiff/agent/eviction"
 	"github.com/skiffhq/skiff/agent/kubelet"
@@ -24,6 +25,12 @@ func (a *Agent) evictionManager(si node.SystemInfo, k *kubelet.Kubelet, rt *cont
 	if imageFS == "" {
 		imageFS = systemContainerdRoot
 	}
+	if _, err := os.Stat(imageFS); err != nil {
+		// A containerd with another root (or none readable here): the
+		// data dir's filesystem stands in rather than fail every cycle.
+		a.log.Warn("imagefs not found; its signals read the data dir's filesystem", "dir", imageFS, "err", err)
+		imageFS = ""
+	}
 	stats, err := eviction.NewNodeStats(eviction.NodeStatsConfig{
 		DataDir: a.dir, ImageFSDir: imageFS, PodsDir: a.path("pods"), Cgroups: rt.Cgroups(),
 		AllocatableMemory: func() int64 { return mem.Value() }, Clock: a.clk,
@@ -31,6 +38,7 @@ func (a *Agent) evictionManager(si node.SystemInfo, k *kubelet.Kubelet, rt *cont
 	if err != nil {
 		return nil, fmt.Errorf("agent: eviction stats: %w", err)
 	}
+	a.nodeStats = stats
 	deps := eviction.Deps{
 		Stats: stats, Pods: k, Reclaimer: rt, Recorder: events,
 		Allocatable:        func() api.ResourceList { return allocatable },

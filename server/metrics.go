@@ -1,46 +1,64 @@
 package server
 
 import (
-	"fmt"
+	"bytes"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/promtext"
+	"github.com/skiffhq/skiff/internal/version"
 	"github.com/skiffhq/skiff/server/apiserver"
+	"github.com/skiffhq/skiff/server/controllers"
 	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/storage"
 )
 
 // serverMetrics is the server's /metrics: HTTP requests by resource, verb
-// and code with latency, watch streams, the store's counters and node
-// liveness, plus the Go runtime and process figures. It is a private
-// metrics.Set, so two servers in one process (tests) do not share
-// counters.
+// and code with latency, watch streams, the store's counters, node
+// liveness, the scheduler's and the controllers' work queues, build info,
+// plus the Go runtime and process figures. Every family carries # HELP
+// and # TYPE and histograms have classic le buckets (package promtext),
+// so Prometheus' histogram_quantile reads them. Each server has its own,
+// so two servers in one process (tests) do not share counters.
 type serverMetrics struct {
-	set     *metrics.Set
-	watches *metrics.Counter // open watch streams, as a gauge (Inc/Dec)
+	requests *promtext.CounterVec
+	latency  *promtext.HistVec
+	sessions *promtext.CounterVec // exec, attach and port-forward sessions by subresource
+	watches  atomic.Int64 // open watch streams
+
+	mu      sync.Mutex
+	writers []func(w *promtext.Writer) // figures read at scrape time
 }
 
 func newServerMetrics(st *storage.Store, live *apiserver.Liveness) *serverMetrics {
-	m := &serverMetrics{set: metrics.NewSet()}
-	m.watches = m.set.NewCounter("skiff_http_watch_streams")
-	m.set.RegisterMetricsWriter(func(w io.Writer) {
+	m := &serverMetrics{requests: promtext.NewCounterVec(), latency: promtext.NewHistVec(promtext.LatencyBounds), sessions: promtext.NewCounterVec()}
+	m.addWriter(func(w *promtext.Writer) {
 		s := st.Stats()
-		metrics.WriteGaugeUint64(w, "skiff_store_revision", uint64(s.Revision))
-		metrics.WriteGaugeUint64(w, "skiff_store_compacted_revision", uint64(s.CompactedRevision))
-		metrics.WriteCounterUint64(w, "skiff_store_commits_total", uint64(s.Commits))
-		metrics.WriteCounterUint64(w, "skiff_store_writes_total", uint64(s.Writes))
-		metrics.WriteCounterUint64(w, "skiff_store_failed_commits_total", uint64(s.FailedCommits))
-		metrics.WriteCounterFloat64(w, "skiff_store_commit_seconds_total", s.CommitTime.Seconds())
-		metrics.WriteGaugeUint64(w, "skiff_store_watchers", uint64(s.Watchers))
-		metrics.WriteGaugeUint64(w, "skiff_nodes_heartbeating", uint64(len(live.Snapshot())))
+		w.Gauge("skiff_store_revision", "The store's current revision.", "", float64(s.Revision))
+		w.Gauge("skiff_store_compacted_revision", "The revision below which history is compacted.", "", float64(s.CompactedRevision))
+		w.Counter("skiff_store_commits_total", "Write transactions committed.", "", float64(s.Commits))
+		w.Counter("skiff_store_writes_total", "Objects written by committed transactions.", "", float64(s.Writes))
+		w.Counter("skiff_store_failed_commits_total", "Write transactions rolled back by a database error.", "", float64(s.FailedCommits))
+		w.Counter("skiff_store_commit_seconds_total", "Time spent committing, fsync included, in seconds.", "", s.CommitTime.Seconds())
+		w.Gauge("skiff_store_watchers", "Open watches on the store.", "", float64(s.Watchers))
+		w.Gauge("skiff_nodes_heartbeating", "Nodes that have sent a heartbeat since the server started.", "", float64(len(live.Snapshot())))
 	})
 	return m
+}
+
+func (m *serverMetrics) addWriter(f func(w *promtext.Writer)) {
+	m.mu.Lock()
+	m.writers = append(m.writers, f)
+	m.mu.Unlock()
 }
 
 // watchStarted counts an open watch stream until the returned func runs.
@@ -48,15 +66,37 @@ func (m *serverMetrics) watchStarted() (ended func()) {
 	if m == nil {
 		return func() {}
 	}
-	m.watches.Inc()
-	return m.watches.Dec
+	m.watches.Add(1)
+	return func() { m.watches.Add(-1) }
 }
 
 // serveHTTP writes the metrics in the Prometheus text format.
 func (m *serverMetrics) serveHTTP(w http.ResponseWriter, _ *http.Request) {
+	var b bytes.Buffer
+	m.write(&b)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	m.set.WritePrometheus(w)
-	metrics.WriteProcessMetrics(w)
+	w.Write(b.Bytes())
+}
+
+// write renders the whole exposition.
+func (m *serverMetrics) write(out io.Writer) {
+	w := promtext.NewWriter(out)
+	v := version.Get()
+	w.Gauge("skiff_build_info", "Always 1; the labels say which skiff build runs.",
+		promtext.Labels("version", v.GitVersion, "commit", v.GitCommit, "goversion", v.GoVersion), 1)
+	m.requests.Write(w, "skiff_http_requests_total", "HTTP requests by resource, Kubernetes verb and status code.")
+	m.latency.Write(w, "skiff_http_request_duration_seconds", "Time to answer HTTP requests (watches excluded), in seconds.")
+	w.Gauge("skiff_http_watch_streams", "Open watch streams.", "", float64(m.watches.Load()))
+	m.sessions.Write(w, "skiff_stream_sessions_total", "Exec, attach and port-forward sessions by subresource.")
+	m.mu.Lock()
+	writers := slices.Clone(m.writers)
+	m.mu.Unlock()
+	for _, f := range writers {
+		f(w)
+	}
+	var proc bytes.Buffer
+	metrics.WriteProcessMetrics(&proc)
+	promtext.Annotate(w, proc.Bytes())
 }
 
 // observe counts one finished request.
@@ -64,9 +104,9 @@ func (m *serverMetrics) observe(resource, verb string, code int, d time.Duration
 	if m == nil {
 		return
 	}
-	m.set.GetOrCreateCounter(fmt.Sprintf(`skiff_http_requests_total{resource=%q,verb=%q,code="%s"}`, resource, verb, strconv.Itoa(code))).Inc()
+	m.requests.Inc(promtext.Labels("resource", resource, "verb", verb, "code", strconv.Itoa(code)))
 	if verb != "watch" { // a watch's duration is its lifetime, not latency
-		m.set.GetOrCreateHistogram(fmt.Sprintf(`skiff_http_request_duration_seconds{resource=%q,verb=%q}`, resource, verb)).Update(d.Seconds())
+		m.latency.With(promtext.Labels("resource", resource, "verb", verb)).Observe(d.Seconds())
 	}
 }
 
@@ -98,6 +138,10 @@ func requestLabels(r *http.Request) (resource, verb string) {
 		resource = "tokens"
 	case strings.HasPrefix(p, "/api/v1/skiff/nodes/") && strings.HasSuffix(p, "/heartbeat"):
 		resource = "heartbeat"
+	case strings.HasPrefix(p, "/api/v1/skiff/nodes/") && strings.HasSuffix(p, "/stats"):
+		resource = "usagereports"
+	case strings.HasPrefix(p, metricsPrefix+"/"):
+		resource = "metrics.k8s.io"
 	case strings.HasPrefix(p, "/api/v1/skiff/nodes/"):
 		resource = "nodeusage"
 	case p == "" || p == "/index.html" || strings.HasPrefix(p, "/assets/"):
@@ -154,33 +198,84 @@ func requestLabels(r *http.Request) (resource, verb string) {
 // current returns the running scheduler's (a new leadership term brings
 // a new scheduler).
 func (m *serverMetrics) addScheduler(current func() *scheduler.Metrics) {
-	m.set.RegisterMetricsWriter(func(w io.Writer) {
+	m.addWriter(func(w *promtext.Writer) {
 		sm := current()
+		if sm == nil {
+			return
+		}
+		const attempts = "Scheduling attempts by result."
+		w.Declare("skiff_scheduler_attempts_total", promtext.Counter, attempts)
 		for _, c := range []struct {
 			result string
 			n      int64
 		}{{"scheduled", sm.Scheduled.Load()}, {"unschedulable", sm.Unschedulable.Load()}, {"error", sm.Errors.Load()}} {
-			metrics.WriteCounterUint64(w, fmt.Sprintf(`skiff_scheduler_attempts_total{result=%q}`, c.result), uint64(c.n))
+			w.Sample("skiff_scheduler_attempts_total", promtext.Labels("result", c.result), float64(c.n))
 		}
-		metrics.WriteCounterUint64(w, "skiff_scheduler_bind_conflicts_total", uint64(sm.BindConflicts.Load()))
-		metrics.WriteCounterUint64(w, "skiff_scheduler_bind_batches_total", uint64(sm.BindBatches.Load()))
-		metrics.WriteCounterUint64(w, "skiff_scheduler_preemptions_total", uint64(sm.Preemptions.Load()))
-		metrics.WriteCounterUint64(w, "skiff_scheduler_preemption_victims_total", uint64(sm.Victims.Load()))
+		w.Counter("skiff_scheduler_bind_conflicts_total", "Binds that lost to a concurrent write.", "", float64(sm.BindConflicts.Load()))
+		w.Counter("skiff_scheduler_bind_batches_total", "Batched bind transactions.", "", float64(sm.BindBatches.Load()))
+		w.Counter("skiff_scheduler_preemptions_total", "Preemptions carried out.", "", float64(sm.Preemptions.Load()))
+		w.Counter("skiff_scheduler_preemption_victims_total", "Pods evicted by preemption.", "", float64(sm.Victims.Load()))
 		active, backoff, unsched := sm.QueueLengths()
-		metrics.WriteGaugeUint64(w, `skiff_scheduler_pending_pods{queue="active"}`, uint64(active))
-		metrics.WriteGaugeUint64(w, `skiff_scheduler_pending_pods{queue="backoff"}`, uint64(backoff))
-		metrics.WriteGaugeUint64(w, `skiff_scheduler_pending_pods{queue="unschedulable"}`, uint64(unsched))
-		writeHistogram(w, "skiff_scheduler_e2e_scheduling_duration_seconds", &sm.E2E)
-		writeHistogram(w, "skiff_scheduler_attempt_duration_seconds", &sm.Attempt)
+		const pending = "Pods waiting to be scheduled, by queue."
+		w.Declare("skiff_scheduler_pending_pods", promtext.Gauge, pending)
+		w.Sample("skiff_scheduler_pending_pods", promtext.Labels("queue", "active"), float64(active))
+		w.Sample("skiff_scheduler_pending_pods", promtext.Labels("queue", "backoff"), float64(backoff))
+		w.Sample("skiff_scheduler_pending_pods", promtext.Labels("queue", "unschedulable"), float64(unsched))
+		w.Histogram("skiff_scheduler_e2e_scheduling_duration_seconds", "Time from a pod entering the queue to its binding, in seconds.", "", schedSnapshot(&sm.E2E))
+		w.Histogram("skiff_scheduler_attempt_duration_seconds", "Time of one scheduling attempt, in seconds.", "", schedSnapshot(&sm.Attempt))
 	})
 }
 
-// writeHistogram writes h as a Prometheus histogram (le buckets).
-func writeHistogram(w io.Writer, name string, h *scheduler.Histogram) {
-	for i, c := range h.Buckets() {
-		fmt.Fprintf(w, "%s_bucket{le=\"%g\"} %d\n", name, scheduler.BucketBound(i).Seconds(), c)
+// addControllers publishes each controller's work queue: depth, adds,
+// retries, time waiting in the queue and time reconciling.
+// current returns the running leadership term's manager.
+func (m *serverMetrics) addControllers(current func() *controllers.Manager) {
+	m.addWriter(func(w *promtext.Writer) {
+		cm := current()
+		if cm == nil {
+			return
+		}
+		qs := cm.QueueMetrics()
+		families := []struct {
+			name, help string
+			t          promtext.Type
+			value      func(q controllers.QueueMetrics) float64
+		}{
+			{"skiff_workqueue_depth", "Keys waiting in a controller's queue.", promtext.Gauge, func(q controllers.QueueMetrics) float64 { return float64(q.Depth) }},
+			{"skiff_workqueue_adds_total", "Keys added to a controller's queue.", promtext.Counter, func(q controllers.QueueMetrics) float64 { return float64(q.Adds) }},
+			{"skiff_workqueue_retries_total", "Keys queued again after a failed reconcile.", promtext.Counter, func(q controllers.QueueMetrics) float64 { return float64(q.Retries) }},
+		}
+		for _, f := range families {
+			w.Declare(f.name, f.t, f.help)
+			for _, q := range qs {
+				w.Sample(f.name, promtext.Labels("name", q.Name), f.value(q))
+			}
+		}
+		const wait = "Time a key waited in a controller's queue before a worker took it, in seconds."
+		const work = "Time a controller took to reconcile one key, in seconds."
+		w.Declare("skiff_workqueue_queue_duration_seconds", promtext.Histogram, wait)
+		for _, q := range qs {
+			w.Histogram("skiff_workqueue_queue_duration_seconds", wait, promtext.Labels("name", q.Name), q.Wait)
+		}
+		w.Declare("skiff_workqueue_work_duration_seconds", promtext.Histogram, work)
+		for _, q := range qs {
+			w.Histogram("skiff_workqueue_work_duration_seconds", work, promtext.Labels("name", q.Name), q.Work)
+		}
+	})
+}
+
+// schedSnapshot converts the scheduler's histogram to le buckets. Count
+// is at least the last bucket's, so a scrape racing Observe stays valid.
+func schedSnapshot(h *scheduler.Histogram) promtext.Snapshot {
+	b := h.Buckets()
+	s := promtext.Snapshot{Bounds: make([]float64, len(b)), Cumulative: make([]uint64, len(b)), Sum: h.Sum().Seconds()}
+	for i, c := range b {
+		s.Bounds[i] = scheduler.BucketBound(i).Seconds()
+		s.Cumulative[i] = uint64(c)
 	}
-	fmt.Fprintf(w, "%s_bucket{le=\"+Inf\"} %d\n", name, h.Count())
-	fmt.Fprintf(w, "%s_sum %g\n", name, h.Sum().Seconds())
-	fmt.Fprintf(w, "%s_count %d\n", name, h.Count())
+	s.Count = uint64(h.Count())
+	if n := len(b); n > 0 && s.Cumulative[n-1] > s.Count {
+		s.Count = s.Cumulative[n-1]
+	}
+	return s
 }

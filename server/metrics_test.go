@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/skiffhq/skiff/internal/promtext"
 )
 
 func TestMetricsCountRequestsAndNeedAdmin(t *testing.T) {
@@ -32,10 +34,25 @@ func TestMetricsCountRequestsAndNeedAdmin(t *testing.T) {
 		"skiff_http_watch_streams 0",
 		"process_resident_memory_bytes ",
 		"go_goroutines ",
+		`skiff_http_request_duration_seconds_bucket{resource="pods",verb="list",le="+Inf"} 1`,
+		"# TYPE skiff_http_request_duration_seconds histogram\n",
+		"# TYPE skiff_build_info gauge\nskiff_build_info{version=",
+		`skiff_workqueue_depth{name="deployment"} `,
+		`skiff_workqueue_queue_duration_seconds_bucket{name="deployment",le="0.001"} `,
+		`skiff_workqueue_work_duration_seconds_count{name="endpoints"} `,
+		`skiff_scheduler_e2e_scheduling_duration_seconds_bucket{le="+Inf"} `,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+	if strings.Contains(body, "vmrange") {
+		t.Error("/metrics has vmrange buckets, which histogram_quantile cannot read")
+	}
+	// The parser check: every family has HELP and TYPE, every histogram
+	// le buckets, +Inf, _sum and _count.
+	if err := promtext.Check([]byte(body)); err != nil {
+		t.Errorf("/metrics fails the exposition check: %v", err)
 	}
 }
 
@@ -60,6 +77,8 @@ func TestRequestLabels(t *testing.T) {
 		{"GET", "/apis/apps", "discovery", "get"},
 		{"GET", "/openapi/v3/api/v1", "openapi", "get"},
 		{"GET", "/apis/apps/v1/deployments", "deployments", "list"},
+		{"POST", "/api/v1/skiff/nodes/n1/stats", "usagereports", "create"},
+		{"GET", "/apis/metrics.k8s.io/v1beta1/nodes", "metrics.k8s.io", "get"},
 	}
 	for _, c := range cases {
 		r := httptest.NewRequest(c.method, c.url, nil)

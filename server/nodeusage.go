@@ -25,6 +25,10 @@ type NodeUsage struct {
 	// which may lag by minutes); absent when none has been seen.
 	LastHeartbeat *time.Time     `json:"lastHeartbeat,omitempty"`
 	Samples       []usage.Sample `json:"samples"`
+	// Measured is what the node's agent measured (its usage reports):
+	// CPU in milli-cores over each 15 s window and memory working set,
+	// oldest first, up to an hour; empty before two reports.
+	Measured []usage.Rate `json:"measured"`
 }
 
 // nodeUsage serves GET /api/v1/skiff/nodes/{name}/usage (admin only). A
@@ -45,7 +49,10 @@ func (s *server) nodeUsage(w http.ResponseWriter, r *http.Request) {
 		}
 		samples = []usage.Sample{}
 	}
-	out := NodeUsage{Node: name, IntervalSeconds: int(s.usage.Interval() / time.Second), Samples: samples}
+	out := NodeUsage{Node: name, IntervalSeconds: int(s.usage.Interval() / time.Second), Samples: samples, Measured: []usage.Rate{}}
+	if hist, _ := s.measured.History(name); len(hist) > 0 {
+		out.Measured = hist
+	}
 	if t, ok := s.liveness.Last(name); ok {
 		t = t.UTC()
 		out.LastHeartbeat = &t

@@ -61,6 +61,9 @@ func (s *server) routes() http.Handler {
 		r.Post(selfSubjectRulesReviewPath, s.serveSelfSubjectRulesReview)
 		r.With(requireAdminFor("read node usage")).Get("/api/v1/skiff/nodes/{name}/usage", s.nodeUsage)
 		r.Post(HeartbeatPath, s.heartbeat)
+		r.Post(StatsPath, s.postStats)
+		r.With(requireAdminFor("read a node agent's metrics")).Get(NodeMetricsProxyPath, s.proxyNodeMetrics)
+		s.metricsRoutes(r)
 		r.Get(tunnel.Path, s.serveTunnel)
 		r.With(requireAdminFor("back up the store")).Get(backupPath, s.backup)
 		// Discovery (/api, /apis and below) and OpenAPI are for any

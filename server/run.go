@@ -19,6 +19,7 @@ import (
 	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
+	"github.com/skiffhq/skiff/server/controllers"
 	"github.com/skiffhq/skiff/server/encryption"
 	"github.com/skiffhq/skiff/server/events"
 	"github.com/skiffhq/skiff/server/scheduler"
@@ -66,7 +67,8 @@ type server struct {
 	usage   *usage.Recorder
 	// loops supervises the background loops; a leader's term reports
 	// its fatal errors to it.
-	loops *supervise.Group
+	loops    *supervise.Group
+	measured *usage.Measured // agents' usage reports, in memory
 	// tunnels holds the agents' tunnels; tunnelRT sends requests
 	// through them.
 	tunnels  *tunnel.Registry
@@ -193,6 +195,7 @@ func (s *server) setup(ctx context.Context) error {
 	if err := s.newScheduler(); err != nil {
 		return err
 	}
+	s.measured = usage.NewMeasured(0)
 	s.usage, err = usage.New(usage.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "usage")})
 	if err != nil {
 		return err
@@ -232,6 +235,7 @@ func (s *server) setup(ctx context.Context) error {
 	if err := s.newControllers(); err != nil {
 		return err
 	}
+	s.metrics.addControllers(func() *controllers.Manager { return s.leaderParts().ctrl })
 	s.joinLimiter = auth.NewLimiter(auth.LimiterConfig{Clock: s.clk})
 	s.authLimiter = auth.NewLimiter(auth.LimiterConfig{Clock: s.clk})
 	s.adminToken = adminToken

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,9 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/VictoriaMetrics/metrics"
-
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/promtext"
 	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/server/streams"
 )
@@ -42,8 +40,8 @@ func (s *server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 // addTunnelMetrics publishes skiff_agent_tunnels, the agents with a
 // tunnel open now. Sessions are counted by countSession.
 func (s *server) addTunnelMetrics() {
-	s.metrics.set.RegisterMetricsWriter(func(w io.Writer) {
-		metrics.WriteGaugeUint64(w, "skiff_agent_tunnels", uint64(s.tunnels.Nodes()))
+	s.metrics.addWriter(func(w *promtext.Writer) {
+		w.Gauge("skiff_agent_tunnels", "Agents with a tunnel open to this server.", "", float64(s.tunnels.Nodes()))
 	})
 }
 
@@ -51,7 +49,7 @@ func (s *server) addTunnelMetrics() {
 // skiff_stream_sessions_total{subresource=…}.
 func (s *server) countSession(sub string) {
 	if s.metrics != nil {
-		s.metrics.set.GetOrCreateCounter(fmt.Sprintf(`skiff_stream_sessions_total{subresource=%q}`, sub)).Inc()
+		s.metrics.sessions.Inc(promtext.Labels("subresource", sub))
 	}
 }
 

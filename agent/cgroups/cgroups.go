@@ -3,8 +3,12 @@ package cgroups
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	cgroupsv3 "github.com/containerd/cgroups/v3"
@@ -29,6 +33,7 @@ type Pod struct {
 type MemoryStats struct {
 	Usage      uint64 // bytes charged, page cache included
 	WorkingSet uint64 // Usage less inactive file pages, as the kubelet computes it
+	RSS        uint64 // anonymous memory (v1 total_rss, v2 anon)
 }
 
 // driver does the file work for one cgroup version. Paths are relative to
@@ -39,6 +44,7 @@ type driver interface {
 	exists(p string) bool
 	children(p string) ([]string, error)
 	memory(p string) (MemoryStats, error)
+	cpu(p string) (uint64, error) // cumulative CPU time in nanoseconds
 	oomKills(p string) (uint64, error)
 	pids(p string) (uint64, error)
 	memoryDir(p string) (string, bool)
@@ -319,4 +325,81 @@ func (m *Manager) MemoryDir(hierarchyRoot bool) (string, error) {
 		return "", errors.New("cgroups: no memory controller")
 	}
 	return d, nil
+}
+
+// Usage is a cgroup's CPU and memory use: what metrics report.
+type Usage struct {
+	CPUNanos uint64 // cumulative CPU time
+	Memory   MemoryStats
+}
+
+// UsageOf reads the CPU and memory use of the cgroup at p (a pod's Path,
+// or a container's beneath it).
+func (m *Manager) UsageOf(p string) (Usage, error) {
+	if p == "" || !strings.HasPrefix(p, "/") || strings.Contains(p, "..") {
+		return Usage{}, fmt.Errorf("cgroups: invalid cgroup path %q", p)
+	}
+	p = path.Clean(p)
+	mem, err := m.drv.memory(p)
+	if err != nil {
+		return Usage{}, fmt.Errorf("read memory of cgroup %s: %w", p, err)
+	}
+	cpu, err := m.drv.cpu(p)
+	if err != nil {
+		return Usage{}, fmt.Errorf("read cpu of cgroup %s: %w", p, err)
+	}
+	return Usage{CPUNanos: cpu, Memory: mem}, nil
+}
+
+// ContainersOf lists the child cgroups of p (from Pods): one per
+// container, named by its container ID, as the runtime creates them.
+func (m *Manager) ContainersOf(p Pod) ([]string, error) {
+	names, err := m.drv.children(p.Path)
+	if err != nil {
+		return nil, fmt.Errorf("list cgroups under %s: %w", p.Path, err)
+	}
+	return names, nil
+}
+
+// FirstProcess returns a process in p (from Pods) or in its container
+// cgroups, 0 when there is none: the pod's network namespace can be read
+// through it.
+func (m *Manager) FirstProcess(p Pod) (int, error) {
+	pid, err := m.firstProcess(p.Path)
+	if err != nil || pid != 0 {
+		return pid, err
+	}
+	kids, err := m.drv.children(p.Path)
+	if err != nil {
+		return 0, fmt.Errorf("list cgroups under %s: %w", p.Path, err)
+	}
+	for _, k := range kids {
+		if pid, err := m.firstProcess(path.Join(p.Path, k)); err != nil || pid != 0 {
+			return pid, err
+		}
+	}
+	return 0, nil
+}
+
+func (m *Manager) firstProcess(p string) (int, error) {
+	dir, ok := m.drv.memoryDir(p)
+	if !ok {
+		return 0, errors.New("cgroups: no memory controller")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read processes of cgroup %s: %w", p, err)
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	if first == "" {
+		return 0, nil
+	}
+	pid, err := strconv.Atoi(first)
+	if err != nil {
+		return 0, fmt.Errorf("parse processes of cgroup %s: %w", p, err)
+	}
+	return pid, nil
 }

@@ -203,8 +203,8 @@ func TestV2FakeEnsure(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(mnt, "skiff/burstable/podu1/memory.current"), "5000")
 	writeFile(t, filepath.Join(mnt, "skiff/burstable/podu1/memory.stat"), "anon 4000\ninactive_file 1000\n")
-	if st, err := m.Stats("u1"); err != nil || st != (MemoryStats{5000, 4000}) {
-		t.Errorf("Stats(u1) = %+v, %v; want {5000 4000}", st, err)
+	if st, err := m.Stats("u1"); err != nil || st != (MemoryStats{5000, 4000, 4000}) {
+		t.Errorf("Stats(u1) = %+v, %v; want {5000 4000 4000}", st, err)
 	}
 	writeFile(t, filepath.Join(mnt, "skiff/burstable/podu1/c/memory.events"), "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n")
 	if n, err := m.OOMKills("/skiff/burstable/podu1/c"); err != nil || n != 1 {

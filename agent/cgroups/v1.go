@@ -177,7 +177,15 @@ func (d *v1driver) memory(p string) (MemoryStats, error) {
 	if err != nil {
 		return MemoryStats{}, err
 	}
-	return MemoryStats{Usage: usage, WorkingSet: workingSet(usage, stat["total_inactive_file"])}, nil
+	return MemoryStats{Usage: usage, WorkingSet: workingSet(usage, stat["total_inactive_file"]), RSS: stat["total_rss"]}, nil
+}
+
+func (d *v1driver) cpu(p string) (uint64, error) {
+	s, ok := d.subsystem(cgroup1.Cpuacct)
+	if !ok {
+		return 0, errors.New("no cpuacct controller")
+	}
+	return readUint(filepath.Join(s.Path(p), "cpuacct.usage"))
 }
 
 func (d *v1driver) oomKills(p string) (uint64, error) {

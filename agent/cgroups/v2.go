@@ -117,7 +117,21 @@ func (d *v2driver) memory(p string) (MemoryStats, error) {
 	if err != nil {
 		return MemoryStats{}, err
 	}
-	return MemoryStats{Usage: usage, WorkingSet: workingSet(usage, stat["inactive_file"])}, nil
+	return MemoryStats{Usage: usage, WorkingSet: workingSet(usage, stat["inactive_file"]), RSS: stat["anon"]}, nil
+}
+
+// cpu reads usage_usec from cpu.stat, which v2 keeps even where the cpu
+// controller is not enabled.
+func (d *v2driver) cpu(p string) (uint64, error) {
+	kv, err := readKV(filepath.Join(d.dir(p), "cpu.stat"))
+	if err != nil {
+		return 0, err
+	}
+	usec, ok := kv["usage_usec"]
+	if !ok {
+		return 0, fmt.Errorf("%s: no usage_usec", filepath.Join(d.dir(p), "cpu.stat"))
+	}
+	return usec * 1000, nil
 }
 
 func (d *v2driver) oomKills(p string) (uint64, error) {

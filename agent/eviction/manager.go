@@ -75,6 +75,30 @@ type Manager struct {
 	lastObs          observations
 	victim           string // uid of the last pod evicted, until it stops
 	victimAt         time.Time
+	latest           Summary    // the last cycle's reading, for metrics
+	latestPods       []*api.Pod // the pods it read
+	evictions        map[Signal]uint64
+}
+
+// Evictions returns how many pods the manager has evicted, by the
+// signal that caused it (a copy).
+func (m *Manager) Evictions() map[string]uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]uint64, len(m.evictions))
+	for s, n := range m.evictions {
+		out[string(s)] = n
+	}
+	return out
+}
+
+// Latest returns the last cycle's reading and the pods it covered, so
+// metrics reuse what eviction read rather than read it again. ok is
+// false before the first cycle has read anything.
+func (m *Manager) Latest() (s Summary, pods []*api.Pod, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.latest, m.latestPods, !m.latest.Time.IsZero()
 }
 
 // New returns a Manager for cfg.
@@ -151,6 +175,7 @@ func (m *Manager) Synchronize(ctx context.Context) ([]*api.Pod, error) {
 	m.armNotifier(obs)
 
 	m.mu.Lock()
+	m.latest, m.latestPods = summary, pods
 	met := thresholdsMet(m.cfg.Thresholds, obs, false)
 	if len(m.thresholdsMet) > 0 {
 		met = mergeThresholds(met, thresholdsMet(m.thresholdsMet, obs, true))
@@ -279,6 +304,10 @@ func (m *Manager) evict(pod *api.Pod, grace int64, msg string, sig Signal) bool 
 	}
 	m.mu.Lock()
 	m.victim, m.victimAt = pod.UID, m.clock.Now()
+	if m.evictions == nil {
+		m.evictions = map[Signal]uint64{}
+	}
+	m.evictions[sig]++
 	m.mu.Unlock()
 	m.log.Info("evicted pod", "pod", pod.Namespace+"/"+pod.Name, "signal", sig, "grace", grace, "message", msg)
 	if r := m.deps.Recorder; r != nil {

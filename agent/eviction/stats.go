@@ -28,7 +28,10 @@ type Summary struct {
 	NodeFS      FsStats // the data dir's filesystem
 	ImageFS     FsStats // containerd's root filesystem
 	PIDs        PIDStats
-	Pods        map[string]PodStats // by pod UID
+	// CPUNanos is the node's CPU time since boot, all CPUs (/proc/stat);
+	// 0 when not measured.
+	CPUNanos uint64
+	Pods     map[string]PodStats // by pod UID
 }
 
 // MemoryStats is a memory capacity and its working set (usage less
@@ -53,6 +56,10 @@ type PIDStats struct {
 type PodStats struct {
 	// MemoryWorkingSet of the pod's cgroup, in bytes.
 	MemoryWorkingSet int64
+	// MemoryRSS is the cgroup's anonymous memory, in bytes.
+	MemoryRSS int64
+	// CPUNanos is the cgroup's CPU time (cumulative).
+	CPUNanos uint64
 	// Processes in the pod's cgroup.
 	Processes int64
 	// Containers' local storage: writable layer and logs, by name.

@@ -50,7 +50,9 @@ type NodeStatsConfig struct {
 	// DiskInterval bounds how often a pod's directory is walked
 	// [DefaultDiskInterval].
 	DiskInterval time.Duration
-	Clock        clock.Clock
+	// ProcStat is the kernel's CPU accounting file ["/proc/stat"].
+	ProcStat string
+	Clock    clock.Clock
 }
 
 // NodeStats is the Linux StatsProvider: gopsutil for the node's memory
@@ -81,6 +83,9 @@ func NewNodeStats(cfg NodeStatsConfig) (*NodeStats, error) {
 	}
 	if cfg.DiskInterval <= 0 {
 		cfg.DiskInterval = DefaultDiskInterval
+	}
+	if cfg.ProcStat == "" {
+		cfg.ProcStat = "/proc/stat"
 	}
 	return &NodeStats{cfg: cfg, clock: clock.Or(cfg.Clock), disk: map[string]diskReading{}}, nil
 }
@@ -120,6 +125,9 @@ func (n *NodeStats) Summary(ctx context.Context, pods []*api.Pod) (Summary, erro
 	if s.PIDs, err = pidStats(); err != nil {
 		return Summary{}, err
 	}
+	if s.CPUNanos, err = nodeCPU(n.cfg.ProcStat); err != nil {
+		return Summary{}, err
+	}
 	cgs, err := n.cfg.Cgroups.Pods()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Summary{}, err
@@ -133,12 +141,12 @@ func (n *NodeStats) Summary(ctx context.Context, pods []*api.Pod) (Summary, erro
 		if !ok {
 			continue // no cgroup yet (or gone): no stats
 		}
-		ms, err := n.cfg.Cgroups.StatsOf(cg)
+		u, err := n.cfg.Cgroups.UsageOf(cg.Path)
 		if err != nil {
 			continue
 		}
 		ps := n.diskUsage(ctx, pod, s.Time)
-		ps.MemoryWorkingSet = int64(ms.WorkingSet)
+		ps.MemoryWorkingSet, ps.MemoryRSS, ps.CPUNanos = int64(u.Memory.WorkingSet), int64(u.Memory.RSS), u.CPUNanos
 		if p, err := n.cfg.Cgroups.ProcessesOf(cg); err == nil {
 			ps.Processes = int64(p)
 		}

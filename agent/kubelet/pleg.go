@@ -43,7 +43,16 @@ type pleg struct {
 	log    *slog.Logger
 	events chan PodLifecycleEvent
 
-	relistMu sync.Mutex // serialises relists
+	// Relists are coalesced: a caller needs one that starts after its
+	// call, so callers that arrive while one runs share the next.
+	relistMu sync.Mutex    // guards the fields below
+	running  bool          // a relist is under way
+	started  uint64        // relists started
+	finished uint64        // the latest relist that ended (its number)
+	lastErr  error         // that relist's error
+	wake     chan struct{} // closed and replaced when a relist ends
+	waiting  int           // callers waiting for a relist
+
 	mu       sync.Mutex
 	pods     map[string]*runtime.PodStatus // last relist, by UID
 	relisted time.Time
@@ -51,7 +60,7 @@ type pleg struct {
 }
 
 func newPLEG(rt runtime.Runtime, c clock.Clock, log *slog.Logger) *pleg {
-	return &pleg{rt: rt, clock: c, log: log, events: make(chan PodLifecycleEvent, 1000), pods: map[string]*runtime.PodStatus{}}
+	return &pleg{rt: rt, clock: c, log: log, events: make(chan PodLifecycleEvent, 1000), pods: map[string]*runtime.PodStatus{}, wake: make(chan struct{})}
 }
 
 // run relists every period and whenever the runtime reports an event,
@@ -81,10 +90,67 @@ func (p *pleg) run(ctx context.Context, period time.Duration) {
 	}
 }
 
-// relist lists the runtime, updates the cache and emits events.
+// relist returns once a relist that started after the call has ended,
+// with its error. Callers that arrive while a relist runs wait for it to
+// end and share the next one: a burst of pod syncs that each want a
+// fresh view costs two listings of the runtime, not one each. Waiting
+// ends with ctx.
 func (p *pleg) relist(ctx context.Context) error {
 	p.relistMu.Lock()
+	need := p.started + 1
+	for {
+		if p.finished >= need {
+			err := p.lastErr
+			p.relistMu.Unlock()
+			return err
+		}
+		if !p.running {
+			p.running = true
+			p.started++
+			gen := p.started
+			p.relistMu.Unlock()
+			err := p.relistOnce(ctx)
+			p.relistMu.Lock()
+			p.running = false
+			if err == nil || ctx.Err() == nil {
+				// A relist cut short by this caller's own ctx answers
+				// no one else: another waiter starts the next.
+				p.finished, p.lastErr = gen, err
+			}
+			close(p.wake)
+			p.wake = make(chan struct{})
+			if p.finished < need {
+				p.relistMu.Unlock()
+				return err
+			}
+			continue
+		}
+		wake := p.wake
+		p.waiting++
+		p.relistMu.Unlock()
+		select {
+		case <-ctx.Done():
+			p.relistMu.Lock()
+			p.waiting--
+			p.relistMu.Unlock()
+			return ctx.Err()
+		case <-wake:
+		}
+		p.relistMu.Lock()
+		p.waiting--
+	}
+}
+
+// waiters is how many callers wait for a relist (for tests).
+func (p *pleg) waiters() int {
+	p.relistMu.Lock()
 	defer p.relistMu.Unlock()
+	return p.waiting
+}
+
+// relistOnce lists the runtime, updates the cache and emits events.
+// Only relist calls it, one at a time.
+func (p *pleg) relistOnce(ctx context.Context) error {
 	list, err := p.rt.ListPods(ctx)
 	if err != nil {
 		return fmt.Errorf("list runtime pods: %w", err)

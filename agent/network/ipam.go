@@ -140,12 +140,17 @@ func loadState(dir string) (ipamState, error) {
 // saveState writes ipam.json atomically and durably (write, fsync,
 // rename), so an address is on disk before any pod uses it.
 func saveState(dir string, st ipamState) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create network state dir: %w", err)
-	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode pod IP state: %w", err)
+	}
+	return writeState(dir, b)
+}
+
+// writeState writes encoded state as saveState does.
+func writeState(dir string, b []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create network state dir: %w", err)
 	}
 	tmp := statePath(dir) + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)

@@ -2,6 +2,7 @@ package network
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,12 +25,23 @@ type Manager struct {
 	cluster netip.Prefix
 	log     *slog.Logger
 
-	mu      sync.Mutex
-	hostNS  netns.NsHandle
-	h       *netlink.Handle // netlink in hostNS
-	st      ipamState       // persisted in StateDir
-	sn      *subnet         // nil until the podCIDR is known
-	netErr  error           // why the bridge is not set up; nil when it is
+	mu     sync.Mutex
+	hostNS netns.NsHandle
+	h      *netlink.Handle // netlink in hostNS
+	// saveMu orders the writes of the state file; it is taken before
+	// mu. gen counts state changes (under mu), savedGen the latest
+	// change on disk (under saveMu): set-ups share one write (group
+	// commit) rather than fsync one by one under mu.
+	saveMu   sync.Mutex
+	gen      uint64
+	savedGen uint64
+	// ips mirrors the addresses of pods whose set-up finished, by UID,
+	// so PodIP (status, probes) never waits behind a set-up's state
+	// write.
+	ips     sync.Map
+	st      ipamState // persisted in StateDir
+	sn      *subnet   // nil until the podCIDR is known
+	netErr  error     // why the bridge is not set up; nil when it is
 	nodeIP  netip.Addr
 	peers   []Peer
 	overErr error // last overlay failure
@@ -65,6 +77,9 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.NodeIP != "" {
 		m.nodeIP = netip.MustParseAddr(cfg.NodeIP)
 	}
+	for uid, rec := range st.Pods {
+		m.ips.Store(uid, rec.IP)
+	}
 	if st.PodCIDR != "" {
 		if err := m.setPodCIDRLocked(st.PodCIDR); err != nil {
 			m.log.Warn("pod network: persisted podCIDR unusable", "cidr", st.PodCIDR, "err", err)
@@ -98,6 +113,8 @@ func (m *Manager) Ready() error {
 // again repairs what drifted. Pods keep addresses outside a new CIDR
 // until they are torn down.
 func (m *Manager) SetPodCIDR(cidr string) error {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.setPodCIDRLocked(cidr)
@@ -148,9 +165,10 @@ func (m *Manager) syncRulesLocked() error {
 
 // PodIP is the address of pod uid, "" when it has none.
 func (m *Manager) PodIP(uid string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.st.Pods[uid].IP
+	if ip, ok := m.ips.Load(uid); ok {
+		return ip.(string)
+	}
+	return ""
 }
 
 // hostPorts lists pod's published ports.
@@ -181,37 +199,83 @@ func (m *Manager) SetUpPod(ctx context.Context, uid, netnsPath string, pod *api.
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.sn == nil || m.netErr != nil {
-		return "", fmt.Errorf("set up pod network %s: %w", uid, m.netErr)
-	}
 	podNS, err := netns.GetFromPath(netnsPath)
 	if err != nil {
 		return "", fmt.Errorf("set up pod network %s: open netns %s: %w", uid, netnsPath, err)
 	}
 	defer podNS.Close()
 	ports := hostPorts(pod)
+	// The address is allocated and persisted under the lock; the links
+	// are made outside it, on a netlink socket of this call's own, so a
+	// burst of pods sets up their veths side by side. Each pod's links
+	// are its own (named for its UID, in its own netns); the kubelet
+	// serialises calls for one pod.
+	m.mu.Lock()
+	if m.sn == nil || m.netErr != nil {
+		err := m.netErr
+		m.mu.Unlock()
+		return "", fmt.Errorf("set up pod network %s: %w", uid, err)
+	}
+	sn := *m.sn
 	prev, had := m.st.Pods[uid]
-	addr, err := m.st.allocate(*m.sn, uid, pod.Namespace+"/"+pod.Name, ports)
+	addr, err := m.st.allocate(sn, uid, pod.Namespace+"/"+pod.Name, ports)
 	if err != nil {
+		m.mu.Unlock()
 		return "", fmt.Errorf("set up pod network %s: %w", uid, err)
 	}
-	if err := saveState(m.cfg.StateDir, m.st); err != nil {
+	m.gen++
+	gen := m.gen
+	m.mu.Unlock()
+	if err := m.persist(gen); err != nil {
+		m.mu.Lock()
 		m.restoreLocked(uid, prev, had)
+		m.gen++
+		m.mu.Unlock()
 		return "", fmt.Errorf("set up pod network %s: %w", uid, err)
 	}
-	if err := setUpVeth(m.h, m.cfg.Bridge, m.cfg.MTU, uid, podNS, addr, *m.sn); err != nil {
+	h, err := netlink.NewHandleAt(m.hostNS, unix.NETLINK_ROUTE)
+	if err != nil {
+		return "", fmt.Errorf("set up pod network %s: netlink: %w", uid, err)
+	}
+	defer h.Close()
+	if err := setUpVeth(h, m.cfg.Bridge, m.cfg.MTU, uid, podNS, addr, sn); err != nil {
 		// the address stays recorded: a retry reuses it, TearDownPod or
 		// Reconcile frees it
 		return "", fmt.Errorf("set up pod network %s: %w", uid, err)
 	}
 	if len(ports) > 0 || len(prev.HostPorts) > 0 {
-		if err := m.syncRulesLocked(); err != nil {
+		m.mu.Lock()
+		err := m.syncRulesLocked()
+		m.mu.Unlock()
+		if err != nil {
 			return "", fmt.Errorf("set up pod network %s: %w", uid, err)
 		}
 	}
+	m.ips.Store(uid, addr.String())
 	return addr.String(), nil
+}
+
+// persist returns once the state as of change gen is on disk: if no
+// write since has covered it, it writes the state as it is now, which
+// covers every change made meanwhile. Called without mu.
+func (m *Manager) persist(gen uint64) error {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
+	if m.savedGen >= gen {
+		return nil
+	}
+	m.mu.Lock()
+	b, err := json.MarshalIndent(m.st, "", "  ")
+	now := m.gen
+	m.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("encode pod IP state: %w", err)
+	}
+	if err := writeState(m.cfg.StateDir, b); err != nil {
+		return err
+	}
+	m.savedGen = now
+	return nil
 }
 
 func (m *Manager) restoreLocked(uid string, prev podRecord, had bool) {
@@ -231,6 +295,8 @@ func (m *Manager) TearDownPod(ctx context.Context, uid string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := deleteLink(m.h, vethName(uid)); err != nil {
@@ -245,6 +311,7 @@ func (m *Manager) TearDownPod(ctx context.Context, uid string) error {
 		m.st.Pods[uid] = rec
 		return fmt.Errorf("tear down pod network %s: %w", uid, err)
 	}
+	m.ips.Delete(uid)
 	if len(rec.HostPorts) > 0 {
 		return m.syncRulesLocked()
 	}
@@ -263,6 +330,8 @@ func (m *Manager) Reconcile(ctx context.Context, live []string) error {
 	for _, u := range live {
 		keepUID[u] = true
 	}
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var errs []error
@@ -273,6 +342,7 @@ func (m *Manager) Reconcile(ctx context.Context, live []string) error {
 		}
 		m.log.Info("pod network: freeing address of a pod that is gone", "uid", uid, "ip", m.st.Pods[uid].IP)
 		delete(m.st.Pods, uid)
+		m.ips.Delete(uid)
 		changed = true
 	}
 	if changed {

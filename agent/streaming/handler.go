@@ -42,7 +42,9 @@ type NetNSDialer func(ctx context.Context, path string, port int) (net.Conn, err
 type Handler struct {
 	// Logs serves /containerLogs/… (agent/logs.Handler with
 	// AllowUnverified: the tunnel authenticated the server).
-	Logs    http.Handler
+	Logs http.Handler
+	// Metrics serves the agent's /metrics (nil: 404).
+	Metrics http.Handler
 	Targets Targets
 	Exec    Execer
 	// Dial opens port-forward connections; nil means DialNetNS.
@@ -73,6 +75,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveExec(w, r, strings.TrimPrefix(p, tunnel.AttachPrefix), true)
 	case strings.HasPrefix(p, tunnel.PortForwardPrefix):
 		h.servePortForward(w, r, strings.TrimPrefix(p, tunnel.PortForwardPrefix))
+	case p == tunnel.MetricsPath && h.Metrics != nil:
+		h.Metrics.ServeHTTP(w, r)
 	default:
 		http.Error(w, "not found", http.StatusNotFound)
 	}

@@ -23,6 +23,7 @@ const (
 	ExecPrefix        = "/exec/"          // {namespace}/{pod}/{container}
 	AttachPrefix      = "/attach/"        // {namespace}/{pod}/{container}
 	PortForwardPrefix = "/portForward/"   // {namespace}/{pod}?port=N
+	MetricsPath       = "/metrics"        // the agent's Prometheus figures
 )
 
 // streamWindow is each stream's receive window: enough to keep a

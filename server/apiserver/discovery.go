@@ -35,6 +35,18 @@ const (
 // deletecollection: kubectl delete --all lists and deletes one by one.
 var resourceVerbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 
+// metricsGroup is metrics.k8s.io, served by the server package from the
+// agents' usage reports rather than from the store: read-only, listed in
+// discovery beside the stored kinds so kubectl top finds it.
+const metricsGroup = "metrics.k8s.io"
+
+var readOnlyVerbs = []string{"get", "list"}
+
+var metricsResources = []api.ResourceInfo{
+	{Group: metricsGroup, Version: "v1beta1", Resource: "nodes", Singular: "", Kind: "NodeMetrics"},
+	{Group: metricsGroup, Version: "v1beta1", Resource: "pods", Singular: "", Kind: "PodMetrics", Namespaced: true},
+}
+
 // groupVersionKind is metav1.GroupVersionKind as discovery writes it.
 type groupVersionKind struct {
 	Group   string `json:"group"`
@@ -61,7 +73,7 @@ func subresourcesOf(res *api.ResourceInfo, extra []ExtraSubresource) []subresour
 	if hasScale(res.Resource) {
 		out = append(out, subresource{name: subScale, kind: groupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, verbs: []string{"get", "patch", "update"}})
 	}
-	if res.Resource == "pods" {
+	if res.Resource == "pods" && res.Group == "" {
 		out = append(out,
 			subresource{name: subEviction, kind: groupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}, verbs: []string{"create"}},
 			subresource{name: subLog, kind: self, verbs: []string{"get"}},
@@ -263,6 +275,7 @@ func newDiscovery(resources []api.ResourceInfo, extra []ExtraSubresource, virtua
 		resources = append(resources, v.Info)
 		verbsOf[v.Info.Group+"/"+v.Info.Resource] = v.Verbs
 	}
+	resources = append(resources, metricsResources...)
 	// Groups are listed in registry order (core, apps, then the rest);
 	// resources within a group version by name.
 	groupRank := map[string]int{}
@@ -292,6 +305,8 @@ func newDiscovery(resources []api.ResourceInfo, extra []ExtraSubresource, virtua
 		verbs := resourceVerbs
 		if v, ok := verbsOf[res.Group+"/"+res.Resource]; ok {
 			verbs = v
+		} else if res.Group == metricsGroup {
+			verbs = readOnlyVerbs
 		}
 		lists[k].Resources = append(lists[k].Resources, apiResource{
 			Name: res.Resource, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,

@@ -243,6 +243,17 @@ func (m *Manager) workers() []*worker {
 		m.Stateful.worker(), m.LocalPath.worker(), m.Endpoints.worker()}
 }
 
+// QueueMetrics returns every controller's work queue figures, for
+// /metrics. Safe to call at any time.
+func (m *Manager) QueueMetrics() []QueueMetrics {
+	ws := m.workers()
+	out := make([]QueueMetrics, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, w.queue.metrics(w.name))
+	}
+	return out
+}
+
 // Informers returns the shared informers (for the test harness).
 func (m *Manager) Informers() *Informers { return m.informers }
 
@@ -301,7 +312,9 @@ func (w *worker) run(ctx context.Context, log *slog.Logger) {
 
 // process reconciles key once.
 func (w *worker) process(ctx context.Context, key string, log *slog.Logger) {
+	start := w.queue.clk.Now()
 	after, err := w.sync(ctx, key)
+	w.queue.work.Observe(w.queue.clk.Now().Sub(start).Seconds())
 	switch {
 	case err != nil && ctx.Err() == nil:
 		if !errors.Is(err, storage.ErrConflict) {

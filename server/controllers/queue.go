@@ -3,9 +3,11 @@ package controllers
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/promtext"
 )
 
 // Backoff bounds of Queue.AddRateLimited.
@@ -29,14 +31,35 @@ type Queue struct {
 	dirty      map[string]bool      // added while processing
 	waiting    map[string]time.Time // delayed adds: key → when
 	failures   map[string]int
-	wake       chan struct{} // closed and replaced on every change
+	queuedAt   map[string]time.Time // when each ready key was queued
+	wake       chan struct{}        // closed and replaced on every change
+
+	adds, retries atomic.Uint64
+	wait, work    *promtext.Hist
+}
+
+// QueueMetrics are one controller queue's figures for /metrics.
+type QueueMetrics struct {
+	Name          string
+	Depth         int    // keys ready (not delayed, not in process)
+	Adds, Retries uint64 // keys newly queued; failed keys queued again
+	Wait, Work    promtext.Snapshot
+}
+
+// metrics returns q's figures under name.
+func (q *Queue) metrics(name string) QueueMetrics {
+	q.mu.Lock()
+	depth := len(q.order)
+	q.mu.Unlock()
+	return QueueMetrics{Name: name, Depth: depth, Adds: q.adds.Load(), Retries: q.retries.Load(), Wait: q.wait.Snapshot(), Work: q.work.Snapshot()}
 }
 
 // NewQueue returns an empty queue on clk.
 func NewQueue(clk clock.Clock) *Queue {
 	return &Queue{
 		clk: clock.Or(clk), queued: map[string]bool{}, processing: map[string]bool{}, dirty: map[string]bool{},
-		waiting: map[string]time.Time{}, failures: map[string]int{}, wake: make(chan struct{}),
+		waiting: map[string]time.Time{}, failures: map[string]int{}, queuedAt: map[string]time.Time{}, wake: make(chan struct{}),
+		wait: promtext.NewHist(promtext.LatencyBounds), work: promtext.NewHist(promtext.LatencyBounds),
 	}
 }
 
@@ -53,10 +76,17 @@ func (q *Queue) addLocked(key string) {
 	case q.processing[key]:
 		q.dirty[key] = true
 	case !q.queued[key]:
-		q.queued[key] = true
-		q.order = append(q.order, key)
+		q.enqueueLocked(key)
 	}
 	q.signalLocked()
+}
+
+// enqueueLocked puts key, not queued, at the back.
+func (q *Queue) enqueueLocked(key string) {
+	q.queued[key] = true
+	q.order = append(q.order, key)
+	q.queuedAt[key] = q.clk.Now()
+	q.adds.Add(1)
 }
 
 func (q *Queue) signalLocked() {
@@ -88,6 +118,7 @@ func (q *Queue) AddRateLimited(key string) {
 	n := q.failures[key]
 	q.failures[key] = n + 1
 	q.mu.Unlock()
+	q.retries.Add(1)
 	d := baseRetryDelay << min(n, 30)
 	q.AddAfter(key, min(d, maxRetryDelay))
 }
@@ -109,8 +140,7 @@ func (q *Queue) promoteLocked(now time.Time) time.Time {
 			if q.processing[k] {
 				q.dirty[k] = true
 			} else if !q.queued[k] {
-				q.queued[k] = true
-				q.order = append(q.order, k)
+				q.enqueueLocked(k)
 			}
 			continue
 		}
@@ -139,6 +169,10 @@ func (q *Queue) popLocked() (string, bool) {
 	q.order = q.order[1:]
 	delete(q.queued, k)
 	q.processing[k] = true
+	if at, ok := q.queuedAt[k]; ok {
+		q.wait.Observe(q.clk.Now().Sub(at).Seconds())
+		delete(q.queuedAt, k)
+	}
 	return k, true
 }
 

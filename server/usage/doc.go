@@ -4,10 +4,12 @@
 // pods request against what the node offers (allocatable), the number of
 // pods and whether the node is Ready.
 //
-// These are the scheduler's bookkeeping figures, not measurements: no
-// node reports real CPU or memory use to the server today. "Memory
-// available" in the dashboard is allocatable minus requested.
+// These are the scheduler's bookkeeping figures, not measurements.
+// "Memory available" in the dashboard is allocatable minus requested.
+// What agents measure arrives in their usage reports: Measured keeps those
+// (the last two per node, for rates, and an hour of node and pod rates)
+// for metrics.k8s.io and the dashboard.
 //
-// The history lives only in memory (an hour by default) and starts empty
-// at every server start. The package reads the store and never writes.
+// All of it lives only in memory (an hour by default) and starts empty at
+// every server start. The package reads the store and never writes.
 package usage

@@ -58,6 +58,7 @@ type cluster struct {
 	agent    *exec.Cmd
 	cgroup   string
 	agentDir string
+	socket   string // the test containerd's
 }
 
 func start(tb testing.TB) *cluster {
@@ -77,6 +78,7 @@ func start(tb testing.TB) *cluster {
 		})
 	}
 	socket := testenv.StartContainerd(tb)
+	c.socket = socket
 	tar, _ := testenv.BusyboxImage(tb)
 	port := freePort(tb)
 	run := func(name string, args ...string) *exec.Cmd {

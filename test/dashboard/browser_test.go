@@ -329,6 +329,24 @@ func TestDashboardInRealBrowser(t *testing.T) {
 		}
 	}
 
+	// The agent's measured usage: two reports 15 s apart (the admin may
+	// report for any node), 7.5 CPU-seconds in between is 500m.
+	// web-1's container used 3.75 CPU-seconds in them: 250m.
+	pods, _ := api.LookupResource("pods")
+	web1, err := admin.Get(context.Background(), pods, "default", "web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := clk.Now().UTC()
+	for i, cpu := range []uint64{0, 7_500_000_000} {
+		ctr := api.ContainerUsage{Name: "web", CPUUsageNanos: cpu / 2, MemoryWorkingSet: 100 << 20}
+		rep := api.UsageReport{Time: at.Add(time.Duration(i) * 15 * time.Second), Node: api.NodeUsage{CPUUsageNanos: cpu, MemoryWorkingSet: 512 << 20},
+			Pods: []api.PodUsage{{Namespace: "default", Name: "web-1", UID: web1.GetObjectMeta().UID, CPUUsageNanos: cpu / 2, MemoryWorkingSet: 100 << 20, Containers: []api.ContainerUsage{ctr}}}}
+		if err := admin.DoJSON(context.Background(), "POST", "/api/v1/skiff/nodes/edge-1/stats", rep, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// Overview counts follow.
 	p.goTo("#/", "#node-counts")
 	if got := p.text("#node-counts"); !strings.Contains(got, "1\nReady") && !strings.Contains(got, "1Ready") && !strings.Contains(got, "1 Ready") {
@@ -341,6 +359,10 @@ func TestDashboardInRealBrowser(t *testing.T) {
 	if got := p.text("main"); !strings.Contains(got, "site=pump-4") || !strings.Contains(got, "web-1") {
 		t.Errorf("node page lacks its label or its pod:\n%s", got)
 	}
+	p.do("see measured usage", chromedp.WaitVisible(chromedp.CSS("#cpu-used")))
+	if got := p.text("#measured"); !strings.Contains(got, "500m / 2") || !strings.Contains(got, "512Mi / 2Gi") {
+		t.Errorf("node page measured usage %q; want CPU 500m / 2 and memory 512Mi / 2Gi", got)
+	}
 	p.screenshot("04-node")
 	// Cordon it from the page: the API has it, and the page shows it.
 	p.click("#cordon")
@@ -350,6 +372,10 @@ func TestDashboardInRealBrowser(t *testing.T) {
 		t.Errorf("after Cordon on the page, edge-1 unschedulable = %v (%v); want true", err == nil && n.(*api.Node).Spec.Unschedulable, err)
 	}
 	p.goTo("#/pods/default/web-1", "#log-start")
+	p.do("see web-1's measured use", chromedp.WaitVisible(chromedp.Search(`//span[@class="use-cpu" and text()="250m / 500m / —"]`)))
+	if got := p.text(".use-memory"); got != "100Mi / 256Mi / —" {
+		t.Errorf("web-1 memory used / req / lim = %q; want 100Mi / 256Mi / —", got)
+	}
 	p.click("#log-start")
 	p.do("see the log's error", chromedp.WaitVisible(chromedp.CSS("#log-output.error")))
 
@@ -372,7 +398,7 @@ func TestDashboardInRealBrowser(t *testing.T) {
 	if got := p.text("#apply-results"); !strings.Contains(got, "Pod pasted: created") {
 		t.Errorf("apply result %q; want Pod pasted: created", got)
 	}
-	pods, _ := api.LookupResource("pods")
+	// pods is the pods resource (looked up above).
 	if _, err := admin.Get(context.Background(), pods, "default", "pasted"); err != nil {
 		t.Errorf("the pod applied from the page is not in the API: %v", err)
 	}

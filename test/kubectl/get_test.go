@@ -51,6 +51,9 @@ func TestAPIResources(t *testing.T) {
 		}
 	}
 	if !slices.Contains(all, "services") || !slices.Contains(strings.Fields(c.ok(t, "api-versions")), "rbac.authorization.k8s.io/v1") {
+	}
+	if !slices.Contains(strings.Fields(c.ok(t, "api-versions")), "metrics.k8s.io/v1beta1") {
+		t.Errorf("api-versions lacks metrics.k8s.io/v1beta1")
 		t.Errorf("want services among all and the rbac group")
 	}
 }

@@ -207,6 +207,7 @@ export const node = {
             h("div", null, h("span", { class: "usage-label" }, "CPU"), bar(u.cpu, alloc(n, "cpu"), fmtCPU, "CPU requested of allocatable")),
             h("div", null, h("span", { class: "usage-label" }, "Memory"), bar(u.memory, alloc(n, "memory"), fmtBytes, "Memory requested of allocatable")),
             h("div", null, h("span", { class: "usage-label" }, "Pods"), bar(u.pods, alloc(n, "pods"), String, "Pods of max pods"))),
+          measuredBars(nodeView.usage, n),
           h("h2", null, "Last hour"),
           usageChart(nodeView.usage, nodeView.error))),
       h("h2", null, "Conditions"),
@@ -219,6 +220,18 @@ export const node = {
   },
 };
 
+// measuredBars shows what the node's agent last measured (CPU over its
+// last 15 s window, memory working set) against allocatable, beside the
+// requested figures above.
+function measuredBars(usage, n) {
+  const m = usage && usage.measured;
+  if (!m || !m.length) return h("p", { class: "muted small", id: "measured-none" }, "No measured usage yet: the agent reports every 15 s.");
+  const last = m[m.length - 1];
+  return h("div", { class: "usage measured", id: "measured" },
+    h("div", null, h("span", { class: "usage-label" }, "CPU used"), h("span", { id: "cpu-used" }, bar(last.cpuMilli / 1000, alloc(n, "cpu"), fmtCPU, "CPU used (measured) of allocatable"))),
+    h("div", null, h("span", { class: "usage-label" }, "Memory used"), h("span", { id: "memory-used" }, bar(last.memoryBytes, alloc(n, "memory"), fmtBytes, "Memory working set (measured) of allocatable"))));
+}
+
 // usageChart draws the samples as two lines over up to the last hour, each as a
 // share of allocatable: CPU requested and memory available (allocatable
 // minus requested).
@@ -229,7 +242,8 @@ function usageChart(usage, error) {
   if (!ss.length) return h("p", { class: "muted" }, `No samples yet: the server takes one every ${usage.intervalSeconds}s.`);
   const W = 480, H = 160, P = 4;
   // The window is the samples' span, at least 10 and at most 60 minutes.
-  const end = Date.parse(ss[ss.length - 1].time);
+  const measured = usage.measured || [];
+  const end = Math.max(Date.parse(ss[ss.length - 1].time), measured.length ? Date.parse(measured[measured.length - 1].time) : 0);
   const span = Math.min(3600e3, Math.max(600e3, end - Date.parse(ss[0].time)));
   const start = end - span;
   const x = (t) => P + ((Date.parse(t) - start) / span) * (W - 2 * P);
@@ -239,13 +253,18 @@ function usageChart(usage, error) {
   const mem = (v) => (v.memoryAllocatableBytes ? (v.memoryAllocatableBytes - v.memoryRequestedBytes) / v.memoryAllocatableBytes : 0);
   const last = ss[ss.length - 1];
   const dots = (f, cls) => [ss.length > 1 ? s("polyline", { points: line(f), class: cls }) : null, s("circle", { cx: x(last.time), cy: y(f(last)), r: 3, class: cls })];
+  const m = measured.filter((v) => Date.parse(v.time) >= start);
+  const allocCPU = last.cpuAllocatableMilli;
+  const used = m.length && allocCPU ? [m.length > 1 ? s("polyline", { points: m.map((v) => `${x(v.time).toFixed(1)},${y(v.cpuMilli / allocCPU).toFixed(1)}`).join(" "), class: "used" }) : null,
+    s("circle", { cx: x(m[m.length - 1].time), cy: y(m[m.length - 1].cpuMilli / allocCPU), r: 3, class: "used" })] : null;
   const desc = `CPU requested ${Math.round(cpu(last) * 100)}% of allocatable, memory available ${fmtBytes(last.memoryAllocatableBytes - last.memoryRequestedBytes)} (${Math.round(mem(last) * 100)}%), ${ss.length} samples`;
   return h("figure", { class: "chart" },
     s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": desc },
       [0.25, 0.5, 0.75].map((f) => s("line", { x1: P, x2: W - P, y1: y(f), y2: y(f), class: "grid" })),
       s("rect", { x: P, y: P, width: W - 2 * P, height: H - 2 * P, class: "frame" }),
-      dots(mem, "mem"), dots(cpu, "cpu")),
+      dots(mem, "mem"), dots(cpu, "cpu"), used),
     h("figcaption", null,
       h("span", { class: "key mem" }, "memory available"), " ", h("span", { class: "key cpu" }, "CPU requested"),
+      m.length ? [" ", h("span", { class: "key used" }, "CPU used (measured)")] : null,
       h("span", { class: "muted small" }, ` — % of allocatable over the last ${Math.round(span / 60e3)} min; ${desc}.`)));
 }

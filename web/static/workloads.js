@@ -1,7 +1,7 @@
 // workloads.js — pods, Deployments and DaemonSets, and a pod's page with
 // its containers, events and log.
 import * as api from "./api.js";
-import { h, age, badge, table, dl, chips, phaseBadge } from "./dom.js";
+import { h, age, badge, table, dl, chips, phaseBadge, quantity, fmtCPU, fmtBytes } from "./dom.js";
 import { confirmDialog, scaleDialog } from "./actions.js";
 import { consolePanel } from "./console.js";
 
@@ -86,7 +86,27 @@ function containerState(st) {
 // The pod page keeps, per visit, a live collection of the pod's events and
 // the log panel (a DOM node moved into each render, so a followed log is
 // not lost when the pod changes).
-const podView = { events: null, log: null, stream: null, console: null };
+const podView = { events: null, log: null, stream: null, console: null, metrics: null, timer: null };
+
+// fetchMetrics reads the pod's measured use (metrics.k8s.io PodMetrics,
+// from its agent's 15 s reports); none yet is an empty list.
+async function fetchMetrics(ns, name, rerender) {
+  try {
+    const m = await api.get(`/apis/metrics.k8s.io/v1beta1/namespaces/${api.enc(ns)}/pods/${api.enc(name)}`);
+    podView.metrics = new Map((m.containers || []).map((c) => [c.name, c.usage || {}]));
+  } catch (err) {
+    podView.metrics = new Map();
+  }
+  rerender();
+}
+
+// useCell shows a container's measured use beside its request and limit.
+function useCell(c, res, fmt) {
+  const used = podView.metrics && podView.metrics.get(c.name);
+  const r = c.resources || {};
+  const part = (q) => (q === undefined ? "—" : fmt(quantity(q)));
+  return h("span", { class: "use-" + res }, `${used && used[res] !== undefined ? fmt(quantity(used[res])) : "—"} / ${part((r.requests || {})[res])} / ${part((r.limits || {})[res])}`);
+}
 
 function stopLog() {
   if (podView.stream) podView.stream.abort();
@@ -146,8 +166,14 @@ export const pod = {
     podView.events.subscribe(rerender);
     podView.log = null;
     podView.console = null;
+    podView.metrics = null;
+    fetchMetrics(ns, name, rerender);
+    clearInterval(podView.timer);
+    podView.timer = setInterval(() => fetchMetrics(ns, name, rerender), 15000);
   },
   leave() {
+    clearInterval(podView.timer);
+    podView.timer = null;
     stopLog();
     if (podView.console) podView.console.stop();
     podView.console = null;
@@ -182,10 +208,11 @@ export const pod = {
         ["Owner", (p.metadata.ownerReferences || []).map((o) => `${o.kind}/${o.name}`).join(", ")],
       ]),
       h("h2", null, "Containers"),
-      table("Containers", ["Name", "Image", "State", "Ready", "Restarts"],
+      table("Containers", ["Name", "Image", "State", "Ready", "Restarts", "CPU used / req / lim", "Memory used / req / lim"],
         all.map((c) => {
           const cs = statuses.get(c.name);
-          return [c.name + (c.init ? " (init)" : ""), h("code", null, c.image), containerState(cs && cs.state), cs ? (cs.ready ? "yes" : "no") : "—", String((cs && cs.restartCount) || 0)];
+          return [c.name + (c.init ? " (init)" : ""), h("code", null, c.image), containerState(cs && cs.state), cs ? (cs.ready ? "yes" : "no") : "—", String((cs && cs.restartCount) || 0),
+            useCell(c, "cpu", fmtCPU), useCell(c, "memory", fmtBytes)];
         })),
       h("h2", null, "Events"),
       table("Events", ["Type", "Reason", "Message", "Count", "Last seen"],

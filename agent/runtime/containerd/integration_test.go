@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -415,5 +416,54 @@ func TestIntegrationRemoveImageRealContainerd(t *testing.T) {
 	}
 	if err := h.rt.RemoveImage(h.ctx, h.image); err != nil {
 		t.Errorf("RemoveImage(gone) = %v; want nil", err)
+	}
+}
+
+// shimsOf counts the runc shim processes serving the containerd at socket.
+func shimsOf(t *testing.T, socket string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) == 0 || !strings.HasSuffix(args[0], "containerd-shim-runc-v2") {
+			continue
+		}
+		for i, a := range args {
+			if a == "-address" && i+1 < len(args) && args[i+1] == socket {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestIntegrationOneShimPerPodRealContainerd: a pod's three containers
+// share one runc shim (the group annotation); a second pod has its own.
+func TestIntegrationOneShimPerPodRealContainerd(t *testing.T) {
+	h := newHarness(t)
+	before := shimsOf(t, h.cfg.Socket)
+	sb := h.sandbox(false, api.PodQOSBurstable, 0)
+	for _, name := range []string{"a", "b", "c"} {
+		h.run(h.config(sb, name, "sleep 3600"))
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		h.waitState(runtime.ContainerID(sb.PodUID, name, 0), runtime.StateRunning)
+	}
+	if got := shimsOf(t, h.cfg.Socket) - before; got != 1 {
+		t.Errorf("a 3-container pod runs %d shims; want 1", got)
+	}
+	other := h.sandbox(false, api.PodQOSBurstable, 0)
+	h.run(h.config(other, "x", "sleep 3600"))
+	h.waitState(runtime.ContainerID(other.PodUID, "x", 0), runtime.StateRunning)
+	if got := shimsOf(t, h.cfg.Socket) - before; got != 2 {
+		t.Errorf("two pods run %d shims; want 2", got)
 	}
 }

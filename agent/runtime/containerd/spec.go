@@ -83,6 +83,10 @@ func validateConfig(cfg runtime.ContainerConfig) error {
 	return nil
 }
 
+// shimGroupAnnotation is the runc v2 shim's grouping annotation: containers
+// with the same value share one shim process (about 13 MiB RSS each).
+const shimGroupAnnotation = "io.containerd.runc.v2.group"
+
 // specOpts builds the OCI spec options for cfg on top of the image's
 // config (which oci.WithImageConfig has applied first).
 func specOpts(id string, cfg runtime.ContainerConfig, img ocispec.ImageConfig) []oci.SpecOpts {
@@ -90,6 +94,9 @@ func specOpts(id string, cfg runtime.ContainerConfig, img ocispec.ImageConfig) [
 		oci.WithProcessArgs(processArgs(img, cfg.Command, cfg.Args)...),
 		oci.WithEnv(cfg.Env),
 		oci.WithCgroup(path.Join(cfg.Sandbox.CgroupParent, id)),
+		// One runc shim per pod, not per container: the shim groups
+		// the containers whose specs carry the same group annotation.
+		oci.WithAnnotations(map[string]string{shimGroupAnnotation: cfg.PodUID}),
 		oci.WithCPUShares(cgroups.MilliCPUToShares(cfg.CPURequestMilli)),
 	}
 	if cfg.WorkingDir != "" {
