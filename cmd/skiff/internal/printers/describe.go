@@ -58,6 +58,20 @@ func Describe(w io.Writer, obj api.Object, events []api.Event, now time.Time) er
 		d.volume(o)
 	case *api.StorageClass:
 		d.storageClass(o)
+	case *api.ServiceAccount:
+		d.serviceAccount(o)
+	case *api.Role:
+		d.role(&o.ObjectMeta, true, o.Rules)
+	case *api.ClusterRole:
+		d.role(&o.ObjectMeta, false, o.Rules)
+	case *api.RoleBinding:
+		d.binding(&o.ObjectMeta, true, o.RoleRef, o.Subjects)
+	case *api.ClusterRoleBinding:
+		d.binding(&o.ObjectMeta, false, o.RoleRef, o.Subjects)
+	case *api.Endpoints:
+		d.endpoints(o)
+	case *api.EndpointSlice:
+		d.endpointSlice(o)
 	default:
 		return fmt.Errorf("describe: no describer for %T", obj)
 	}

@@ -39,6 +39,12 @@ func TestDescribeSecondRoundKinds(t *testing.T) {
 			[]string{"Claim:", "d/c", "HostPath", "/v", "Delete"}},
 		{&api.StorageClass{ObjectMeta: api.ObjectMeta{Name: "local-path", Annotations: map[string]string{api.AnnotationDefaultStorageClass: "true"}}, Provisioner: api.LocalPathProvisioner},
 			[]string{"IsDefaultClass:", "Yes", "skiff.io/local-path"}},
+		{&api.ClusterRole{ObjectMeta: api.ObjectMeta{Name: "view"}, Rules: []api.PolicyRule{{Verbs: []string{"get", "list"}, APIGroups: []string{"", "apps"}, Resources: []string{"pods"}}}},
+			[]string{"PolicyRule:", "pods, pods.apps", "[get list]"}},
+		{&api.RoleBinding{ObjectMeta: api.ObjectMeta{Name: "b", Namespace: "d"}, RoleRef: api.RoleRef{Kind: "ClusterRole", Name: "view"},
+			Subjects: []api.Subject{{Kind: "ServiceAccount", Name: "alice", Namespace: "d"}}}, []string{"ClusterRole", "view", "ServiceAccount  alice"}},
+		{&api.EndpointSlice{ObjectMeta: api.ObjectMeta{Name: "web-1", Namespace: "d"}, AddressType: "IPv4", Endpoints: []api.Endpoint{{Addresses: []string{"10.42.0.5"}}}},
+			[]string{"AddressType:", "IPv4", "10.42.0.5"}},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
