@@ -115,7 +115,13 @@ func (r *remote) podNode(name string) string {
 // client and the process, which the test kills.
 func startChildServer(t *testing.T, ds, dataDir string) (*remote, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestPostgresServerChild$", "-test.count=1")
+	args := []string{os.Args[0], "-test.run=^TestPostgresServerChild$", "-test.count=1"}
+	if emu := os.Getenv("SKIFF_TEST_EMULATOR"); emu != "" {
+		// make test-arm: this binary runs under qemu-user, and so must
+		// its child.
+		args = append([]string{emu}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), childDatastoreEnv+"="+ds, childDataDirEnv+"="+dataDir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
