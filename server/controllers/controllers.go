@@ -324,7 +324,8 @@ func (w *worker) process(ctx context.Context, key string, log *slog.Logger) {
 	case err == nil:
 		w.queue.Forget(key)
 		if after > 0 {
-			w.queue.AddAfter(key, after)
+			// The reconcile measured after from the time it started.
+			w.queue.AddAt(key, start.Add(after))
 		}
 	}
 	w.queue.Done(key)

@@ -101,9 +101,20 @@ func (q *Queue) AddAfter(key string, d time.Duration) {
 		q.Add(key)
 		return
 	}
+	q.AddAt(key, q.clk.Now().Add(d))
+}
+
+// AddAt queues key once the clock reaches at (at once when it has); an
+// earlier pending delayed add of the same key wins. A reconcile that
+// computed "next due in d" from the time it read asks for that time, not
+// for d from whenever it finished: with a stepped clock the two differ.
+func (q *Queue) AddAt(key string, at time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	at := q.clk.Now().Add(d)
+	if !at.After(q.clk.Now()) {
+		q.addLocked(key)
+		return
+	}
 	if t, ok := q.waiting[key]; ok && !at.Before(t) {
 		return
 	}

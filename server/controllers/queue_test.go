@@ -1,0 +1,31 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// TestAddAtUsesTheGivenTime: a delayed add asks for an absolute time, so
+// a clock stepped between a reconcile's read of now and its requeue does
+// not push the next look later by that step.
+func TestAddAtUsesTheGivenTime(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 10, 31, 12, 0, 0, 0, time.UTC))
+	q := NewQueue(clk)
+	due := clk.Now().Add(time.Hour)
+	clk.Advance(50 * time.Minute) // the reconcile took "50 minutes"
+	q.AddAt("k", due)
+	clk.Advance(10 * time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if key, ok := q.Get(ctx); !ok || key != "k" {
+		t.Fatalf("Get after the due time = %q, %v; want k, true", key, ok)
+	}
+	q.Done("k")
+	q.AddAt("past", clk.Now().Add(-time.Minute))
+	if key, ok := q.Get(ctx); !ok || key != "past" {
+		t.Fatalf("Get of a key due in the past = %q, %v; want past, true", key, ok)
+	}
+}
