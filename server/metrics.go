@@ -33,7 +33,7 @@ type serverMetrics struct {
 	requests *promtext.CounterVec
 	latency  *promtext.HistVec
 	sessions *promtext.CounterVec // exec, attach and port-forward sessions by subresource
-	watches  atomic.Int64 // open watch streams
+	watches  atomic.Int64         // open watch streams
 
 	mu      sync.Mutex
 	writers []func(w *promtext.Writer) // figures read at scrape time
