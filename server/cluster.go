@@ -31,6 +31,7 @@ import (
 const (
 	blobCA         = "tls/ca"
 	blobAdminToken = "admin.token"
+	blobSigningKey = "serviceaccount.key"
 	blobJoinToken  = "join.token"
 )
 
@@ -108,6 +109,26 @@ func shareAdminToken(ctx context.Context, st *storage.Store, path string) (strin
 		return "", fmt.Errorf("adopt the cluster admin token: %w", err)
 	}
 	return auth.EnsureAdminToken(path)
+}
+
+// shareSigningKey is shareCA for the service-account token signing key:
+// every server must verify the tokens any of them issued.
+func shareSigningKey(ctx context.Context, st *storage.Store, path string) ([]byte, error) {
+	key, err := auth.EnsureSigningKey(path)
+	if err != nil {
+		return nil, err
+	}
+	shared, err := st.ShareBlob(ctx, blobSigningKey, key)
+	if err != nil {
+		return nil, fmt.Errorf("share service account signing key: %w", err)
+	}
+	if bytes.Equal(shared, key) {
+		return key, nil
+	}
+	if err := atomicfile.Replace(path, shared, 0o600); err != nil {
+		return nil, fmt.Errorf("adopt the cluster's service account signing key: %w", err)
+	}
+	return auth.EnsureSigningKey(path)
 }
 
 // shareJoinToken makes the default join token the cluster's: a server

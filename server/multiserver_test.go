@@ -199,6 +199,9 @@ func TestPostgresTwoServersKillLeader(t *testing.T) {
 	if b.joinToken() != strings.TrimSpace(readFileT(t, filepath.Join(dirA, "server", joinTokenName))) {
 		t.Fatal("the servers have different default join tokens")
 	}
+	if b.readFile(serviceAccountKeyName) != readFileT(t, filepath.Join(dirA, "server", serviceAccountKeyName)) {
+		t.Fatal("the servers have different service account signing keys: a token one issues would not work on the other")
+	}
 	rb.must("POST", "/api/v1/namespaces/default/pods", pod("p2"), 201)
 	waitBound(rb, "p2", 20*time.Second) // scheduled by A, the leader
 

@@ -222,7 +222,7 @@ func (s *server) setup(ctx context.Context) error {
 	if err := shareJoinToken(ctx, st, cfg.path(joinTokenName), ensureJoin); err != nil {
 		return err
 	}
-	saKey, err := auth.EnsureSigningKey(cfg.path(serviceAccountKeyName))
+	saKey, err := shareSigningKey(ctx, st, cfg.path(serviceAccountKeyName))
 	if err != nil {
 		return err
 	}
