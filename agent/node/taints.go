@@ -13,6 +13,10 @@ import (
 // returns among the keys Config.TaintKeys owns (the eviction manager's
 // pressure taints), leaving every other taint alone. It reads and writes
 // the Node only when the wanted set changed since the last success.
+// taintUpdateAttempts bounds the read-merge-write of the Node's taints
+// when other writers race it.
+const taintUpdateAttempts = 5
+
 func (r *Registrar) syncTaints(ctx context.Context) error {
 	if r.cfg.Taints == nil {
 		return nil
@@ -26,18 +30,27 @@ func (r *Registrar) syncTaints(ctx context.Context) error {
 		return nil
 	}
 	nodes, _ := api.LookupResource("nodes")
-	obj, err := r.cfg.API.Get(ctx, nodes, "", r.cfg.NodeName)
-	if err != nil {
-		return fmt.Errorf("read node for taints: %w", err)
-	}
-	n := obj.(*api.Node)
-	merged, changed := mergeTaints(n.Spec.Taints, want, r.cfg.TaintKeys)
-	if changed {
+	// The server writes the Node too (the pod CIDR, an admin's taints):
+	// a conflict means read again and merge again, a few times at most.
+	for attempt := 1; ; attempt++ {
+		obj, err := r.cfg.API.Get(ctx, nodes, "", r.cfg.NodeName)
+		if err != nil {
+			return fmt.Errorf("read node for taints: %w", err)
+		}
+		n := obj.(*api.Node)
+		merged, changed := mergeTaints(n.Spec.Taints, want, r.cfg.TaintKeys)
+		if !changed {
+			break
+		}
 		n.Spec.Taints = merged
-		if _, err := r.cfg.API.Update(ctx, n); err != nil {
+		_, err = r.cfg.API.Update(ctx, n)
+		if err == nil {
+			r.log.Info("node taints updated", "node", r.cfg.NodeName, "taints", sig)
+			break
+		}
+		if !api.IsConflict(err) || attempt == taintUpdateAttempts {
 			return fmt.Errorf("update node taints: %w", err)
 		}
-		r.log.Info("node taints updated", "node", r.cfg.NodeName, "taints", sig)
 	}
 	r.mu.Lock()
 	r.taintsApplied, r.appliedTaints = true, sig
