@@ -9,14 +9,14 @@ import (
 	"github.com/skiffhq/skiff/api"
 )
 
-// syncTaints makes the Node's spec carry exactly the taints Config.Taints
-// returns among the keys Config.TaintKeys owns (the eviction manager's
-// pressure taints), leaving every other taint alone. It reads and writes
-// the Node only when the wanted set changed since the last success.
 // taintUpdateAttempts bounds the read-merge-write of the Node's taints
 // when other writers race it.
 const taintUpdateAttempts = 5
 
+// syncTaints makes the Node's spec carry exactly the taints Config.Taints
+// returns among the keys Config.TaintKeys owns (the eviction manager's
+// pressure taints), leaving every other taint alone. It reads and writes
+// the Node only when the wanted set changed since the last success.
 func (r *Registrar) syncTaints(ctx context.Context) error {
 	if r.cfg.Taints == nil {
 		return nil
