@@ -198,8 +198,13 @@ func TestPodNetworkReconcileAfterCrashRealNetns(t *testing.T) {
 	}
 	liveNS, liveIP := setUp(t, h, testPod("live"))
 	_, goneIP := setUp(t, h, testPod("gone", api.ContainerPort{ContainerPort: 80, HostPort: 8081}))
-	// a leftover veth of skiff's naming that no pod owns
+	// a leftover veth of skiff's naming on this agent's bridge that no pod
+	// owns, and one on another agent's bridge (not ours to remove)
 	run(t, "ip", "-n", nsName(h.ns), "link", "add", vethName("ghost"), "type", "veth", "peer", "name", "ghostpeer")
+	run(t, "ip", "-n", nsName(h.ns), "link", "set", vethName("ghost"), "master", DefaultBridge)
+	run(t, "ip", "-n", nsName(h.ns), "link", "add", "other0", "type", "bridge")
+	run(t, "ip", "-n", nsName(h.ns), "link", "add", vethName("foreign"), "type", "veth", "peer", "name", "foreignpeer")
+	run(t, "ip", "-n", nsName(h.ns), "link", "set", vethName("foreign"), "master", "other0")
 	h.m.Close() // crash: nothing torn down
 
 	m2 := newManager(t, h)
@@ -218,6 +223,9 @@ func TestPodNetworkReconcileAfterCrashRealNetns(t *testing.T) {
 	}
 	if linkExists(t, h.ns, vethName("ghost")) || linkExists(t, h.ns, vethName("uid-gone")) {
 		t.Fatal("stray veths survived Reconcile")
+	}
+	if !linkExists(t, h.ns, vethName("foreign")) {
+		t.Fatal("Reconcile removed a veth on another agent's bridge")
 	}
 	if strings.Contains(nftTable(t, h.ns), "8081") {
 		t.Fatalf("gone pod's hostPort rule survived Reconcile:\n%s", nftTable(t, h.ns))

@@ -169,9 +169,18 @@ func setUpVeth(h *netlink.Handle, bridge string, mtu int, uid string, podNS netn
 	return nil
 }
 
-// strayVeths lists the host links skiff named for pods that are not in
-// keep (host-side veth names).
-func strayVeths(h *netlink.Handle, keep map[string]bool) ([]string, error) {
+// strayVeths lists the host links skiff named for pods, attached to
+// bridge, that are not in keep (host-side veth names). Only bridge's own
+// veths count: other agents on the same host (tests, a second cluster's
+// agent) have their own bridges, and their pods' veths are theirs.
+func strayVeths(h *netlink.Handle, bridge string, keep map[string]bool) ([]string, error) {
+	br, err := h.LinkByName(bridge)
+	if isNotFound(err) {
+		return nil, nil // no bridge, no veths of ours on it
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find bridge %s: %w", bridge, err)
+	}
 	links, err := h.LinkList()
 	if err != nil {
 		return nil, fmt.Errorf("list links: %w", err)
@@ -179,7 +188,8 @@ func strayVeths(h *netlink.Handle, keep map[string]bool) ([]string, error) {
 	var out []string
 	for _, l := range links {
 		n := l.Attrs().Name
-		if l.Type() == "veth" && strings.HasPrefix(n, vethPrefix) && len(n) == len(vethPrefix)+11 && !keep[n] {
+		if l.Type() == "veth" && strings.HasPrefix(n, vethPrefix) && len(n) == len(vethPrefix)+11 &&
+			l.Attrs().MasterIndex == br.Attrs().Index && !keep[n] {
 			out = append(out, n)
 		}
 	}

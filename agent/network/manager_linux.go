@@ -354,7 +354,7 @@ func (m *Manager) Reconcile(ctx context.Context, live []string) error {
 	for uid := range m.st.Pods {
 		keep[vethName(uid)] = true
 	}
-	stray, err := strayVeths(m.h, keep)
+	stray, err := strayVeths(m.h, m.cfg.Bridge, keep)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -425,14 +425,15 @@ func (m *Manager) Peers() []Peer {
 	return append([]Peer(nil), m.peers...)
 }
 
-// Uninstall removes everything the Manager made on the host: pod veths,
+// Uninstall removes everything the Manager made on the host: pod veths
+// on its bridge,
 // the vxlan device, the bridge and the nftables table. Allocations stay
 // on disk. For `skiff agent` cleanup and tests.
 func (m *Manager) Uninstall() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var errs []error
-	stray, err := strayVeths(m.h, nil)
+	stray, err := strayVeths(m.h, m.cfg.Bridge, nil)
 	errs = append(errs, err)
 	for _, n := range stray {
 		errs = append(errs, deleteLink(m.h, n))
