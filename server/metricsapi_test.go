@@ -59,9 +59,20 @@ func TestMetricsAPIFromSimulatedNodes(t *testing.T) {
 		json.Unmarshal(h.mustDo(http.MethodGet, "/api/v1/nodes", admin, "", http.StatusOK), &l)
 		return l.ResourceVersion
 	}
-	rv := revision()
 	clk.Advance(15 * time.Second)
 	t1 := clk.Now().UTC()
+	// The scheduler and the node IPAM write in the background (the pod
+	// is unschedulable, the nodes get pod CIDRs, and the clock step
+	// retries): wait until the store is quiet, then count.
+	rv := revision()
+	for stable, start := 0, time.Now(); stable < 5 && time.Since(start) < 10*time.Second; {
+		time.Sleep(100 * time.Millisecond)
+		if got := revision(); got == rv {
+			stable++
+		} else {
+			rv, stable = got, 0
+		}
+	}
 	// 1.5 CPU-seconds in 15 s is 100m; 3 CPU-seconds is 200m.
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/stats", creds["edge-1"], report(t1, 103, podUsage("web", webPod.UID, 11.5, 80<<20), podUsage("db", "uid-db", 5.75, 32<<20)), http.StatusNoContent)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/stats", creds["edge-2"], report(t1, 50.15), http.StatusNoContent)
