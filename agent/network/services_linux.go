@@ -501,7 +501,7 @@ func (m *Manager) addServiceRule(c *nftables.Conn, t *nftables.Table, ch *nftabl
 // reply port), or that go to a cluster IP left without
 // endpoints.
 func (m *Manager) flushUDPConntrack(eps []proxy.Endpoint, emptied []netip.Addr) error {
-	h, err := netlink.NewHandleAt(m.hostNS)
+	h, err := netlink.NewHandleAt(m.hostNS, unix.NETLINK_NETFILTER) // conntrack only: asking for every family fails on kernels without xfrm_user
 	if err != nil {
 		return fmt.Errorf("netlink: %w", err)
 	}
