@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sync"
 	"time"
 
@@ -332,39 +333,15 @@ func (w *worker) process(ctx context.Context, key string, log *slog.Logger) {
 }
 
 // eventf records an event about a shallow copy of obj: objects from the
-// informers are shared, and a recorder may set the copy's TypeMeta.
+// informers are shared, and a recorder may set the copy's TypeMeta. Every
+// kind is copied the same way (api objects are pointers to structs), so
+// no kind's events are dropped for want of a case.
 func eventf(ctx context.Context, r EventRecorder, obj api.Object, typ, reason, format string, args ...any) {
-	var c api.Object
-	switch o := obj.(type) {
-	case *api.Pod:
-		v := *o
-		c = &v
-	case *api.Node:
-		v := *o
-		c = &v
-	case *api.Deployment:
-		v := *o
-		c = &v
-	case *api.DaemonSet:
-		v := *o
-		c = &v
-	case *api.ReplicaSet:
-		v := *o
-		c = &v
-	case *api.Job:
-		v := *o
-		c = &v
-	case *api.CronJob:
-		v := *o
-		c = &v
-	case *api.StatefulSet:
-		v := *o
-		c = &v
-	case *api.PersistentVolumeClaim:
-		v := *o
-		c = &v
-	default:
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return
 	}
-	r.Eventf(ctx, c, typ, reason, format, args...)
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	r.Eventf(ctx, c.Interface().(api.Object), typ, reason, format, args...)
 }

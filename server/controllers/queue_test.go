@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
@@ -28,4 +29,30 @@ func TestAddAtUsesTheGivenTime(t *testing.T) {
 	if key, ok := q.Get(ctx); !ok || key != "past" {
 		t.Fatalf("Get of a key due in the past = %q, %v; want past, true", key, ok)
 	}
+}
+
+// recordingRecorder keeps the objects events were recorded about.
+type recordingRecorder struct{ objs []api.Object }
+
+func (r *recordingRecorder) Eventf(_ context.Context, obj api.Object, _, _, _ string, _ ...any) {
+	r.objs = append(r.objs, obj)
+}
+
+// TestEventfCopiesEveryKind: eventf records about a copy, for any kind
+// (it once dropped the events of kinds its type switch did not list).
+func TestEventfCopiesEveryKind(t *testing.T) {
+	for _, r := range api.Resources() {
+		rec := &recordingRecorder{}
+		obj := r.New()
+		obj.GetObjectMeta().Name = "x"
+		eventf(context.Background(), rec, obj, api.EventTypeNormal, "Test", "m")
+		if len(rec.objs) != 1 {
+			t.Errorf("eventf(%s) recorded %d events; want 1", r.Kind, len(rec.objs))
+			continue
+		}
+		if rec.objs[0] == obj || rec.objs[0].GetObjectMeta().Name != "x" {
+			t.Errorf("eventf(%s) recorded %p (name %q); want a copy of %p named x", r.Kind, rec.objs[0], rec.objs[0].GetObjectMeta().Name, obj)
+		}
+	}
+	eventf(context.Background(), &recordingRecorder{}, (*api.Pod)(nil), api.EventTypeNormal, "Test", "m") // no panic
 }
