@@ -157,7 +157,19 @@ func TestMaxRequestsInFlightRealTLS(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // waiting for the server to read the slow requests' headers
 	}
 	if code != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("third request with two in flight = %d (Retry-After %q); want 429 with Retry-After", code, resp.Header.Get("Retry-After"))
+		// Say what became of the slow requests: an early answer means
+		// they never held their slots.
+		var fates []string
+		for i, c := range slow {
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			if r, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+				fates = append(fates, fmt.Sprintf("slow %d: no answer (%v)", i+1, err))
+			} else {
+				b, _ := io.ReadAll(io.LimitReader(r.Body, 512))
+				fates = append(fates, fmt.Sprintf("slow %d: %d %s", i+1, r.StatusCode, b))
+			}
+		}
+		t.Fatalf("third request with two in flight = %d (Retry-After %q); want 429 with Retry-After; %s", code, resp.Header.Get("Retry-After"), strings.Join(fates, "; "))
 	}
 	if code, _ := h.do("GET", "/healthz", "", ""); code != http.StatusOK {
 		t.Errorf("healthz with the server full = %d; want 200", code)
