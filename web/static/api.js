@@ -79,11 +79,16 @@ const MAX_BACKOFF_MS = 15000;
 // follows the watch stream from the list's resourceVersion, resuming after
 // the last one seen when the stream breaks (relisting on 410 Gone). It
 // reconnects by itself with backoff; no polling. Subscribers are called
-// (at most once per animation frame) after every change.
+// (at most once per animation frame) after every change. A 403 or 404
+// stops it for good, with the ApiError in error (the token may not list
+// the kind, or the server does not serve it). keep, when given, maps each
+// object to what is kept of it (a Secret list keeps no values).
 export class Collection {
-  constructor(path, fieldSelector = "") {
+  constructor(path, fieldSelector = "", keep = (o) => o) {
     this.path = path;
     this.fieldSelector = fieldSelector;
+    this.keep = keep;
+    this.error = null;
     this.items = new Map(); // key "ns/name" → object
     this.loaded = false;
     this.listeners = new Set();
@@ -140,7 +145,7 @@ export class Collection {
         await this.watch();
       } catch (err) {
         if (this.stopped) return;
-        if (err instanceof ApiError && err.code === 401) { this.stop(); return; }
+        if (err instanceof ApiError && [401, 403, 404].includes(err.code)) { this.error = err; this.stop(); this.loaded = true; this.notify(); return; }
         if (err instanceof ApiError && err.code === 410) { this.rv = ""; continue; }
         setBroken(this, true);
         this.retry = setTimeout(() => this.run(), this.backoff);
@@ -152,7 +157,7 @@ export class Collection {
 
   async relist() {
     const list = await get(this.query({}));
-    this.items = new Map((list.items || []).map((o) => [key(o), o]));
+    this.items = new Map((list.items || []).map((o) => [key(o), this.keep(o)]));
     this.rv = list.metadata.resourceVersion;
     this.loaded = true;
     this.notify();
@@ -195,7 +200,7 @@ export class Collection {
     if (o.metadata && o.metadata.resourceVersion) this.rv = o.metadata.resourceVersion;
     if (ev.type === "BOOKMARK") return;
     if (ev.type === "DELETED") this.items.delete(key(o));
-    else this.items.set(key(o), o);
+    else this.items.set(key(o), this.keep(o));
     this.notify();
   }
 }

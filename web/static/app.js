@@ -5,12 +5,16 @@ import { h } from "./dom.js";
 import * as cluster from "./cluster.js";
 import * as workloads from "./workloads.js";
 import * as actions from "./actions.js";
+import * as lists from "./lists.js";
+import { edit } from "./edit.js";
+import { initSearch } from "./search.js";
 
 const ROUTES = [
   { re: /^\/$/, view: cluster.overview, nav: "/" },
   { re: /^\/nodes$/, view: cluster.nodes, nav: "/nodes" },
   { re: /^\/nodes\/([^/]+)$/, view: cluster.node, nav: "/nodes" },
-  { re: /^\/workloads$/, view: workloads.list, nav: "/workloads" },
+  ...lists.routes,
+  { re: /^\/edit\/([^/]+)\/([^/]+)\/([^/]+)$/, view: edit, nav: "" },
   { re: /^\/pods\/([^/]+)\/([^/]+)$/, view: workloads.pod, nav: "/workloads" },
   { re: /^\/apply$/, view: actions.apply, nav: "/apply" },
   { re: /^\/join$/, view: actions.join, nav: "/join" },
@@ -21,6 +25,7 @@ const NAV = [
   ["/", "Overview", () => true],
   ["/nodes", "Nodes", (p) => p.listNodes],
   ["/workloads", "Workloads", () => true],
+  ...lists.nav.map(([p, l]) => [p, l, () => true]),
   ["/apply", "Apply YAML", (p) => p.apply],
   ["/join", "Add node", (p) => p.admin], // join tokens are the admin's
 ];
@@ -83,6 +88,8 @@ function navigate() {
   const next = route();
   if (current && current.view.leave) current.view.leave();
   current = next;
+  $("toast").hidden = true; // a result belongs to the view it came from
+  menu(false);
   if (current.view.enter) current.view.enter(ctx(), ...current.params);
   for (const a of document.querySelectorAll("#nav a")) {
     if (a.dataset.path === current.nav) a.setAttribute("aria-current", "page");
@@ -92,6 +99,12 @@ function navigate() {
   const title = document.querySelector("main h1");
   if (title) title.focus({ preventScroll: true });
   window.scrollTo(0, 0);
+}
+
+// menu opens or closes the navigation at a phone's width.
+function menu(open) {
+  document.body.classList.toggle("nav-open", open);
+  $("menu").setAttribute("aria-expanded", String(open));
 }
 
 function ctx() { return { live: state.live, perms: state.perms, rerender: schedule, notify }; }
@@ -189,6 +202,9 @@ function logout() {
 function init() {
   $("login-form").addEventListener("submit", login);
   $("logout").addEventListener("click", logout);
+  $("menu").addEventListener("click", () => menu(!document.body.classList.contains("nav-open")));
+  $("nav").addEventListener("click", () => menu(false));
+  initSearch(() => state.live || {});
   // The skip link must not change the hash, which is the route.
   document.querySelector(".skip").addEventListener("click", (e) => { e.preventDefault(); $("main").focus(); });
   api.setUnauthorizedHandler(() => { if (api.token()) { api.clearToken(); state.perms = null; showLogin("The server refused the token; log in again."); } });

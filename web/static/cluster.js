@@ -124,7 +124,7 @@ export const nodes = {
         h("a", { href: "#/nodes/" + api.enc(n.metadata.name), class: "name" }, n.metadata.name),
         statusBadge(n),
         conditionBadges(n),
-        `${u.pods} / ${alloc(n, "pods") || "?"}`,
+        alloc(n, "pods") ? `${u.pods} / ${alloc(n, "pods")}` : u.pods ? `${u.pods} / —` : "—",
         bar(u.cpu, alloc(n, "cpu"), fmtCPU, `CPU requested on ${n.metadata.name}`),
         bar(u.memory, alloc(n, "memory"), fmtBytes, `Memory requested on ${n.metadata.name}`),
         (n.status && n.status.nodeInfo && n.status.nodeInfo.kubeletVersion) || "—",

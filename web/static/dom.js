@@ -100,7 +100,8 @@ export function bar(used, total, fmt, label) {
   const pct = total > 0 ? Math.min(100, (used / total) * 100) : 0;
   const fill = h("span", { class: "fill" + (pct >= 90 ? " hot" : pct >= 70 ? " warm" : "") });
   fill.style.width = pct.toFixed(1) + "%";
-  const text = total > 0 ? `${fmt(used)} / ${fmt(total)}` : fmt(used) + " / ?";
+  // A node that never reported its allocatable has no figure to show.
+  const text = total > 0 ? `${fmt(used)} / ${fmt(total)}` : used ? fmt(used) + " / not reported" : "not reported";
   return h("div", { class: "bar", role: "meter", "aria-label": label, "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": Math.round(pct), "aria-valuetext": `${text} (${Math.round(pct)}%)` },
     h("span", { class: "track" }, fill), h("span", { class: "bar-text" }, text));
 }

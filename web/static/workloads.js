@@ -1,18 +1,9 @@
-// workloads.js — pods, Deployments and DaemonSets, and a pod's page with
-// its containers, events and log.
+// workloads.js — a pod's page with its containers, events, log and
+// console (the lists are in lists.js).
 import * as api from "./api.js";
 import { h, age, badge, table, dl, chips, phaseBadge, quantity, fmtCPU, fmtBytes } from "./dom.js";
-import { confirmDialog, scaleDialog } from "./actions.js";
+import { confirmDialog } from "./actions.js";
 import { consolePanel } from "./console.js";
-
-// filter is the namespace shown ("" for all); it outlives re-renders.
-const filter = { ns: "" };
-
-function restarts(p) {
-  return ((p.status && p.status.containerStatuses) || []).reduce((n, c) => n + (c.restartCount || 0), 0);
-}
-
-const byName = (a, b) => (a.metadata.namespace + "/" + a.metadata.name).localeCompare(b.metadata.namespace + "/" + b.metadata.name);
 
 function deleteButton(kind, path, ns, name, notify, id) {
   return h("button", {
@@ -21,56 +12,6 @@ function deleteButton(kind, path, ns, name, notify, id) {
       () => api.request("DELETE", path).then(() => notify(`${kind} ${ns}/${name} deleted.`))),
   }, "Delete");
 }
-
-export const list = {
-  render({ live, perms, rerender, notify }) {
-    const nss = live.namespaces.list().map((n) => n.metadata.name).sort();
-    const inNs = (o) => !filter.ns || o.metadata.namespace === filter.ns;
-    const pods = live.pods.list().filter(inNs).sort(byName);
-    const deps = live.deployments.list().filter(inNs).sort(byName);
-    const dss = live.daemonsets.list().filter(inNs).sort(byName);
-    const select = h("select", { id: "ns-filter", onchange: (e) => { filter.ns = e.target.value; rerender(); } },
-      h("option", { value: "" }, "All namespaces"),
-      nss.map((n) => h("option", { value: n }, n)));
-    select.value = filter.ns;
-    return h("section", null,
-      h("h1", { tabindex: -1 }, "Workloads"),
-      h("div", { class: "toolbar" }, h("label", { for: "ns-filter" }, "Namespace "), select),
-      h("h2", null, `Pods (${pods.length})`),
-      table("Pods", ["Name", "Namespace", "Phase", "Node", "Restarts", "Age", "IP"],
-        pods.map((p) => [
-          h("a", { href: `#/pods/${api.enc(p.metadata.namespace)}/${api.enc(p.metadata.name)}`, class: "name" }, p.metadata.name),
-          p.metadata.namespace,
-          phaseBadge(p.status && p.status.phase, p.metadata.deletionTimestamp),
-          p.spec.nodeName ? h("a", { href: "#/nodes/" + api.enc(p.spec.nodeName) }, p.spec.nodeName) : badge("unscheduled", "warn"),
-          String(restarts(p)),
-          age(p.metadata.creationTimestamp),
-          (p.status && p.status.podIP) || "—",
-        ]), live.pods.loaded ? "No pods." : "Loading…"),
-      h("h2", null, `Deployments (${deps.length})`),
-      table("Deployments", ["Name", "Namespace", "Ready", "Up to date", "Age", ""],
-        deps.map((d) => {
-          const want = d.spec.replicas ?? 1, st = d.status || {};
-          const path = `/apis/apps/v1/namespaces/${api.enc(d.metadata.namespace)}/deployments/${api.enc(d.metadata.name)}`;
-          return [h("span", { class: "name" }, d.metadata.name), d.metadata.namespace,
-            badge(`${st.readyReplicas || 0}/${want}`, (st.readyReplicas || 0) >= want ? "ok" : "warn"),
-            String(st.updatedReplicas || 0), age(d.metadata.creationTimestamp),
-            h("span", { class: "row-actions" },
-              perms.scaleDeployments ? h("button", { type: "button", class: "small", "aria-label": `Scale ${d.metadata.namespace}/${d.metadata.name}`, onclick: () => scaleDialog(d, path, notify) }, "Scale") : null,
-              perms.deleteDeployments ? deleteButton("deployment", path, d.metadata.namespace, d.metadata.name, notify) : null)];
-        }), live.deployments.loaded ? "No Deployments." : "Loading…"),
-      h("h2", null, `DaemonSets (${dss.length})`),
-      table("DaemonSets", ["Name", "Namespace", "Ready", "Desired", "Age", ""],
-        dss.map((d) => {
-          const st = d.status || {};
-          const path = `/apis/apps/v1/namespaces/${api.enc(d.metadata.namespace)}/daemonsets/${api.enc(d.metadata.name)}`;
-          return [h("span", { class: "name" }, d.metadata.name), d.metadata.namespace,
-            badge(`${st.numberReady || 0}/${st.desiredNumberScheduled || 0}`, (st.numberReady || 0) >= (st.desiredNumberScheduled || 0) ? "ok" : "warn"),
-            String(st.desiredNumberScheduled || 0), age(d.metadata.creationTimestamp),
-            perms.deleteDaemonSets ? deleteButton("daemonset", path, d.metadata.namespace, d.metadata.name, notify) : ""];
-        }), live.daemonsets.loaded ? "No DaemonSets." : "Loading…"));
-  },
-};
 
 function containerState(st) {
   if (!st) return badge("unknown", "muted");
