@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,7 +80,8 @@ func TestDashboardListsEditAndAccessibility(t *testing.T) {
 		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-7f9c-b","namespace":"default","labels":{"app":"web","tier":"front"},` + owner("web-7f9c") + `},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
 		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"db-0","namespace":"default","labels":{"app":"db","tier":"db"}},"spec":{"containers":[{"name":"c","image":"postgres"},{"name":"s","image":"busybox"}]}}`,
 		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"batch-1","namespace":"prod","labels":{"app":"batch"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`,
-		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"default"},"data":{"mode":"fast","motd":"line one\nline two\n"}}`,
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"default"},"data":{"mode":"fast","motd":"line one\nline two\n",` +
+			`"a":"yes","b":"0123","c":"","d":" lead","e":"x\n\n","f":"tab\there","g":"q\"s: #c","h":"ünï","i":"- d","j":"null","k":"~","l":"1e3","m":"no\nend","n":"{x}","o":"[y]"}}`,
 		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"pump","namespace":"default"},"stringData":{"password":"` + secretValue + `"}}`,
 		`{"apiVersion":"v1","kind":"Event","metadata":{"name":"e1","namespace":"default"},"involvedObject":{"kind":"Pod","namespace":"default","name":"db-0"},"type":"Warning","reason":"BackOff","message":"restarting failed container"}`,
 		`{"apiVersion":"v1","kind":"Event","metadata":{"name":"e2","namespace":"default"},"involvedObject":{"kind":"Pod","namespace":"default","name":"web-7f9c-a"},"type":"Normal","reason":"Pulled","message":"image pulled"}`,
@@ -195,8 +197,20 @@ func TestDashboardListsEditAndAccessibility(t *testing.T) {
 	}
 	p.goTo("#/edit/configmaps/default/settings", "#edit-yaml")
 	p.do("see the YAML", chromedp.Poll[chromedp.Void](`document.querySelector("#edit-yaml").value.includes("motd: |")`, chromedp.WithPollingTimeout(waitTimeout)))
+	cms, _ := api.LookupResource("configmaps")
+	before, err := admin.Get(context.Background(), cms, "default", "settings")
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.click("#edit-save")
 	p.do("see it saved", chromedp.WaitVisible(chromedp.Search(`//div[@id="toast" and text()="settings saved."]`)))
+	after, err := admin.Get(context.Background(), cms, "default", "settings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, a := before.(*api.ConfigMap).Data, after.(*api.ConfigMap).Data; !reflect.DeepEqual(a, b) {
+		t.Errorf("the YAML as shown does not save back to the same data:\nbefore %q\nafter  %q", b, a)
+	}
 	// A toast ends with its view.
 	p.goTo("#/edit/deployments/default/web", "#edit-yaml")
 	if v := eval[bool](p, "toast", `document.getElementById("toast").hidden`); !v {
@@ -334,7 +348,8 @@ func TestDashboardListsEditAndAccessibility(t *testing.T) {
 			continue
 		}
 		p.do("tap "+href, chromedp.Click(chromedp.CSS(`#nav a[href="`+href+`"]`)),
-			chromedp.Poll[chromedp.Void](fmt.Sprintf(`location.hash === %q`, href), chromedp.WithPollingTimeout(waitTimeout)))
+			// The page has routed there when the item is marked current.
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`location.hash === %q && document.querySelector('#nav a[href=%q]').getAttribute("aria-current") === "page"`, href, href), chromedp.WithPollingTimeout(waitTimeout)))
 		if open := eval[bool](p, "menu closed", `document.body.classList.contains("nav-open")`); open {
 			t.Errorf("the menu stays open after choosing %s", href)
 		}

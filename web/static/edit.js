@@ -51,8 +51,8 @@ export function diff(a, b) {
   let i = 0, j = 0;
   while (i < a.length || j < b.length) {
     if (i < a.length && j < b.length && a[i] === b[j]) { i++; j++; }
-    else if (j < b.length && (i >= a.length || L[i * w + j + 1] >= L[(i + 1) * w + j])) out.push("+ " + b[j++]);
-    else out.push("- " + a[i++]);
+    else if (i < a.length && (j >= b.length || L[(i + 1) * w + j] >= L[i * w + j + 1])) out.push("- " + a[i++]);
+    else out.push("+ " + b[j++]);
   }
   return out;
 }

@@ -89,10 +89,10 @@ const N = ["Name", (o) => o.metadata.name], NS = ["Namespace", (o) => o.metadata
 const n = (x) => String(x || 0);
 
 function podReady(p) {
-  const cs = (p.status && p.status.containerStatuses) || [];
+  const cs = p.status?.containerStatuses || [];
   return [cs.filter((c) => c.ready).length, (p.spec.containers || []).length];
 }
-const restarts = (p) => ((p.status && p.status.containerStatuses) || []).reduce((k, c) => k + (c.restartCount || 0), 0);
+const restarts = (p) => (p.status?.containerStatuses || []).reduce((k, c) => k + (c.restartCount || 0), 0);
 
 // owner is a pod's controller, a ReplicaSet's Deployment in its place when
 // that Deployment is known: [kind, name, resource].
@@ -126,16 +126,16 @@ export const workloads = {
     return h("section", null,
       h("h1", { tabindex: -1 }, "Workloads"), tabs("workloads", 0, 4), toolbar(live, perms),
       h("h2", null, `Pods (${pods.length})`),
-      sorted("pods", "Pods, grouped by owner", [N, NS, ["Ready", (p) => podReady(p)[0]], ["Status", (p) => (p.status && p.status.phase) || ""],
+      sorted("pods", "Pods, grouped by owner", [N, NS, ["Ready", (p) => podReady(p)[0]], ["Status", (p) => p.status?.phase || ""],
         ["Restarts", restarts], ["Owner", (p) => (owner(p, deps.items) || [""])[1]], ["Node", (p) => p.spec.nodeName || ""], AGE, ["IP", null]], pods, (p) => {
         const [rd, all] = podReady(p), o = owner(p, deps.items);
         return [link("pods", p), p.metadata.namespace, badge(`${rd}/${all}`, rd === all ? "ok" : "warn"), phaseBadge(p.status && p.status.phase, p.metadata.deletionTimestamp),
           n(restarts(p)), o ? h("a", { href: `#/${o[2]}/${api.enc(p.metadata.namespace)}/${api.enc(o[1])}` }, `${o[0]} ${o[1]}`) : "—",
           p.spec.nodeName ? h("a", { href: "#/nodes/" + api.enc(p.spec.nodeName) }, p.spec.nodeName) : badge("unscheduled", "warn"),
-          age(p.metadata.creationTimestamp), (p.status && p.status.podIP) || "—"];
+          age(p.metadata.creationTimestamp), p.status?.podIP || "—"];
       }, live.pods.loaded ? "No pods match." : "Loading…", groupOf),
       h("h2", null, `Deployments (${ds.length})`),
-      sorted("deployments", "Deployments", [N, NS, ["Ready", (d) => (d.status || {}).readyReplicas || 0], ["Up to date", (d) => (d.status || {}).updatedReplicas || 0], AGE, ["", null]], ds, (d) => {
+      sorted("deployments", "Deployments", [N, NS, ["Ready", (d) => d.status?.readyReplicas || 0], ["Up to date", (d) => d.status?.updatedReplicas || 0], AGE, ["", null]], ds, (d) => {
         const want = d.spec.replicas ?? 1, st = d.status || {}, id = `${d.metadata.namespace}/${d.metadata.name}`;
         return [link("deployments", d), d.metadata.namespace, badge(`${st.readyReplicas || 0}/${want}`, (st.readyReplicas || 0) >= want ? "ok" : "warn"),
           n(st.updatedReplicas), age(d.metadata.creationTimestamp),
@@ -144,7 +144,7 @@ export const workloads = {
             perms.deleteDeployments ? del("deployment", "deployments", d, notify) : null)];
       }, deps.loaded ? "No Deployments match." : "Loading…"),
       h("h2", null, `DaemonSets (${dss.length})`),
-      sorted("daemonsets", "DaemonSets", [N, NS, ["Ready", (d) => (d.status || {}).numberReady || 0], ["Desired", (d) => (d.status || {}).desiredNumberScheduled || 0], AGE, ["", null]], dss, (d) => {
+      sorted("daemonsets", "DaemonSets", [N, NS, ["Ready", (d) => d.status?.numberReady || 0], ["Desired", (d) => d.status?.desiredNumberScheduled || 0], AGE, ["", null]], dss, (d) => {
         const st = d.status || {};
         return [link("daemonsets", d), d.metadata.namespace, badge(`${st.numberReady || 0}/${st.desiredNumberScheduled || 0}`, (st.numberReady || 0) >= (st.desiredNumberScheduled || 0) ? "ok" : "warn"),
           n(st.desiredNumberScheduled), age(d.metadata.creationTimestamp), perms.deleteDaemonSets ? del("daemonset", "daemonsets", d, notify) : ""];
@@ -170,7 +170,7 @@ function secretKey(o, k) {
 }
 
 const keys = (o) => Object.keys(o.data || {}).concat(Object.keys(o.binaryData || {}));
-const cond = (o, t) => (((o.status || {}).conditions || []).find((c) => c.type === t) || {}).status === "True";
+const cond = (o, t) => ((o.status?.conditions || []).find((c) => c.type === t) || {}).status === "True";
 
 // KINDS describes the list page of each kind: title, columns, cells.
 const KINDS = {
@@ -179,14 +179,14 @@ const KINDS = {
     (o) => ({ ...o, data: undefined, stringData: undefined, keys: Object.keys(o.data || {}) })],
   services: ["Services", [["Type", (o) => o.spec.type || ""], ["Cluster IP", (o) => o.spec.clusterIP || ""], ["Ports", null]],
     (o) => [o.spec.type || "ClusterIP", o.spec.clusterIP || "—", (o.spec.ports || []).map((p) => `${p.port}${p.nodePort ? ":" + p.nodePort : ""}/${p.protocol || "TCP"}`).join(", ") || "—"]],
-  statefulsets: ["StatefulSets", [["Ready", (o) => (o.status || {}).readyReplicas || 0]], (o) => [badge(`${(o.status || {}).readyReplicas || 0}/${o.spec.replicas ?? 1}`, ((o.status || {}).readyReplicas || 0) >= (o.spec.replicas ?? 1) ? "ok" : "warn")]],
-  jobs: ["Jobs", [["Completions", (o) => (o.status || {}).succeeded || 0], ["Status", null]],
-    (o) => [`${(o.status || {}).succeeded || 0}/${o.spec.completions ?? 1}`, cond(o, "Failed") ? badge("Failed", "bad") : cond(o, "Complete") ? badge("Complete", "ok") : badge((o.status || {}).active ? "Running" : "Pending", "warn")]],
-  cronjobs: ["CronJobs", [["Schedule", (o) => o.spec.schedule], ["Suspended", null], ["Active", (o) => ((o.status || {}).active || []).length], ["Last run", (o) => (o.status || {}).lastScheduleTime || ""]],
-    (o) => [h("code", null, o.spec.schedule), o.spec.suspend ? badge("Suspended", "warn") : "no", n(((o.status || {}).active || []).length), age((o.status || {}).lastScheduleTime)]],
-  persistentvolumeclaims: ["PersistentVolumeClaims", [["Status", (o) => (o.status || {}).phase || ""], ["Volume", (o) => o.spec.volumeName || ""], ["Capacity", null], ["Class", (o) => o.spec.storageClassName || ""]],
-    (o) => [badge((o.status || {}).phase || "Pending", (o.status || {}).phase === "Bound" ? "ok" : "warn"), o.spec.volumeName || "—", ((o.status || {}).capacity || {}).storage || "—", o.spec.storageClassName || "—"]],
-  namespaces: ["Namespaces", [["Status", (o) => (o.status || {}).phase || ""], ["Labels", null]], (o) => [badge((o.status || {}).phase || "Active", (o.status || {}).phase === "Terminating" ? "warn" : "ok"), chips(o.metadata.labels)]],
+  statefulsets: ["StatefulSets", [["Ready", (o) => o.status?.readyReplicas || 0]], (o) => [badge(`${o.status?.readyReplicas || 0}/${o.spec.replicas ?? 1}`, (o.status?.readyReplicas || 0) >= (o.spec.replicas ?? 1) ? "ok" : "warn")]],
+  jobs: ["Jobs", [["Completions", (o) => o.status?.succeeded || 0], ["Status", null]],
+    (o) => [`${o.status?.succeeded || 0}/${o.spec.completions ?? 1}`, cond(o, "Failed") ? badge("Failed", "bad") : cond(o, "Complete") ? badge("Complete", "ok") : badge(o.status?.active ? "Running" : "Pending", "warn")]],
+  cronjobs: ["CronJobs", [["Schedule", (o) => o.spec.schedule], ["Suspended", null], ["Active", (o) => (o.status?.active || []).length], ["Last run", (o) => o.status?.lastScheduleTime || ""]],
+    (o) => [h("code", null, o.spec.schedule), o.spec.suspend ? badge("Suspended", "warn") : "no", n((o.status?.active || []).length), age(o.status?.lastScheduleTime)]],
+  persistentvolumeclaims: ["PersistentVolumeClaims", [["Status", (o) => o.status?.phase || ""], ["Volume", (o) => o.spec.volumeName || ""], ["Capacity", null], ["Class", (o) => o.spec.storageClassName || ""]],
+    (o) => [badge(o.status?.phase || "Pending", o.status?.phase === "Bound" ? "ok" : "warn"), o.spec.volumeName || "—", (o.status?.capacity || {}).storage || "—", o.spec.storageClassName || "—"]],
+  namespaces: ["Namespaces", [["Status", (o) => o.status?.phase || ""], ["Labels", null]], (o) => [badge(o.status?.phase || "Active", o.status?.phase === "Terminating" ? "warn" : "ok"), chips(o.metadata.labels)]],
 };
 
 // view is one page's own collection, watched while the page is shown.
