@@ -492,6 +492,7 @@ func TestDashboardViewerTokenInRealBrowser(t *testing.T) {
 		`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"alice-view","namespace":"team"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"view"},"subjects":[{"kind":"ServiceAccount","name":"alice","namespace":"team"}]}`,
 		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"mine","namespace":"team"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`,
 		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"theirs","namespace":"default"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`,
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"creds","namespace":"team"},"stringData":{"key":"viewer-must-not-see"}}`,
 		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"team"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
 	} {
 		create(t, admin, m)
@@ -530,6 +531,23 @@ func TestDashboardViewerTokenInRealBrowser(t *testing.T) {
 	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("main button.danger, button[aria-label^='Scale']").length`))
 	if err != nil || n != 0 {
 		t.Errorf("the viewer is offered %d delete or scale buttons (%v); want none", n, err)
+	}
+	// The view role reads no Secrets: the list and the editor say so, and
+	// show no value; and the editor cannot save what the token may not write.
+	p.goTo("#/secrets", "main p.error")
+	if got := p.text("main p.error"); !strings.Contains(got, "may not list Secrets") {
+		t.Errorf("the viewer's Secrets page says %q; want that the token may not list them", got)
+	}
+	p.goTo("#/edit/secrets/team/creds", "main p.error")
+	if html, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`)); err != nil || strings.Contains(html, "viewer-must-not-see") || strings.Contains(html, "dmlld2VyLW11c3Qtbm90LXNlZQ") {
+		t.Errorf("a secret value reached the viewer's page (%v)", err)
+	}
+	p.goTo("#/edit/deployments/team/web", "#edit-yaml")
+	p.do("see the YAML", chromedp.Poll[chromedp.Void](`document.querySelector("#edit-yaml").value.includes("kind: Deployment")`, chromedp.WithPollingTimeout(waitTimeout)))
+	p.click("#edit-save")
+	p.do("see the save refused", chromedp.WaitVisible(chromedp.CSS("#edit-result p.error")))
+	if got := p.text("#edit-result"); !strings.Contains(got, "cannot update") {
+		t.Errorf("the viewer's save says %q; want it refused", got)
 	}
 	p.goTo("#/pods/team/mine", "main h1")
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#delete-pod").length`)); err != nil || n != 0 {
