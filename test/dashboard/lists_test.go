@@ -83,6 +83,11 @@ func TestDashboardListsEditAndAccessibility(t *testing.T) {
 		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"default"},"data":{"mode":"fast","motd":"line one\nline two\n",` +
 			`"a":"yes","b":"0123","c":"","d":" lead","e":"x\n\n","f":"tab\there","g":"q\"s: #c","h":"ünï","i":"- d","j":"null","k":"~","l":"1e3","m":"no\nend","n":"{x}","o":"[y]"}}`,
 		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"pump","namespace":"default"},"stringData":{"password":"` + secretValue + `"}}`,
+		`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"default"},"spec":{"selector":{"app":"web"},"ports":[{"port":80}]}}`,
+		`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"once","namespace":"default"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}`,
+		`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"nightly","namespace":"default"},"spec":{"schedule":"0 3 * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}}}`,
+		`{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"pg","namespace":"default"},"spec":{"serviceName":"pg","selector":{"matchLabels":{"app":"pg"}},"template":{"metadata":{"labels":{"app":"pg"}},"spec":{"containers":[{"name":"c","image":"postgres"}]}}}}`,
+		`{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data","namespace":"default"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}`,
 		`{"apiVersion":"v1","kind":"Event","metadata":{"name":"e1","namespace":"default"},"involvedObject":{"kind":"Pod","namespace":"default","name":"db-0"},"type":"Warning","reason":"BackOff","message":"restarting failed container"}`,
 		`{"apiVersion":"v1","kind":"Event","metadata":{"name":"e2","namespace":"default"},"involvedObject":{"kind":"Pod","namespace":"default","name":"web-7f9c-a"},"type":"Normal","reason":"Pulled","message":"image pulled"}`,
 	} {
@@ -279,9 +284,16 @@ func TestDashboardListsEditAndAccessibility(t *testing.T) {
 	p.screenshot("25-search")
 	p.do("enter", chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.Search(`//h1[contains(., "silent-1")]`)))
 
-	// Accessibility: every control has a name, on every list page.
-	for _, r := range []string{"#/workloads", "#/secrets", "#/configmaps", "#/services", "#/events", "#/namespaces", "#/persistentvolumeclaims", "#/jobs", "#/cronjobs", "#/statefulsets", "#/edit/deployments/default/web", "#/nodes"} {
-		p.goTo(r, "main h1")
+	// Each kind's list shows its objects, linked to their pages; and on
+	// every page every control has a name.
+	for _, c := range []struct{ route, row string }{
+		{"#/services", "#/services/default/web"}, {"#/jobs", "#/jobs/default/once"}, {"#/cronjobs", "#/cronjobs/default/nightly"},
+		{"#/statefulsets", "#/statefulsets/default/pg"}, {"#/persistentvolumeclaims", "#/persistentvolumeclaims/default/data"},
+		{"#/namespaces", "#/edit/namespaces/-/prod"}, {"#/configmaps", "#/configmaps/default/settings"}, {"#/secrets", "#/secrets/default/pump"},
+		{"#/workloads", "#/pods/default/db-0"}, {"#/events", "#/edit/events/default/e1"}, {"#/nodes", "#/nodes/silent-1"}, {"#/edit/deployments/default/web", "#/deployments/default/web"},
+	} {
+		r := c.route
+		p.goTo(r, fmt.Sprintf(`main a[href=%q]`, c.row))
 		if bad := eval[[]string](p, "unlabelled controls", unlabelledJS); len(bad) > 0 {
 			t.Errorf("%s: controls without a label: %q", r, bad)
 		}

@@ -118,6 +118,7 @@ function tabs(cur, from, to) {
 }
 
 export const workloads = {
+  enter: () => fresh(),
   render({ live, perms, notify, rerender: r }) {
     rerender = r;
     const deps = live.deployments;
@@ -192,7 +193,11 @@ const KINDS = {
 // view is one page's own collection, watched while the page is shown.
 const view = { coll: null };
 
+// fresh clears the filters when a list page opens (the namespace stays).
+function fresh() { ui.q = ui.type = ui.reason = ""; }
+
 function watchFor(res, perms, fieldSelector = "", keep) {
+  fresh();
   const scope = perms.ns && RES[res][1] ? perms.ns : "";
   view.coll = res === "namespaces" ? null : new api.Collection(resPath(res, scope), fieldSelector, keep);
   if (view.coll) view.coll.subscribe(() => rerender());
@@ -225,7 +230,7 @@ export function kindList(res) {
         tabbed < 0 ? null : tabbed < 4 ? tabs(res, 0, 4) : tabs(res, 4, 6),
         toolbar(live, perms), problem(c, title),
         sorted(res, title, [N, namespaced ? NS : null, ...cols, AGE, ["", null]].filter(Boolean), objs,
-          (o) => [link(res, o), namespaced ? o.metadata.namespace : null, ...cells(o), age(o.metadata.creationTimestamp), editLink(res, o)].filter((x) => x !== null),
+          (o) => [namespaced ? link(res, o) : h("span", { class: "name" }, o.metadata.name), namespaced ? o.metadata.namespace : null, ...cells(o), age(o.metadata.creationTimestamp), editLink(res, o)].filter((x) => x !== null),
           c.loaded ? `No ${title} match.` : "Loading…"));
     },
   };
@@ -252,9 +257,9 @@ export const events = {
     return h("section", null, h("h1", { tabindex: -1 }, "Events"),
       toolbar(live, perms, [select("event-type", "Type", "type", ["Normal", "Warning"]), select("event-reason", "Reason", "reason", reasons)]),
       problem(view.coll, "events"),
-      sorted("events", "Events", [["Type", (e) => e.type || ""], ["Reason", (e) => e.reason || ""], ["Object", (e) => (e.involvedObject || {}).name || ""], ["Message", null], ["Count", (e) => e.count || 1], ["Last seen", last]], objs, (e) => {
+      sorted("events", "Events", [["Type", (e) => e.type || ""], ["Reason", (e) => e.reason || ""], ["Object", (e) => (e.involvedObject || {}).name || ""], ["Message", null], ["Count", (e) => e.count || 1], ["Last seen", last], ["", null]], objs, (e) => {
         const io = e.involvedObject || {};
-        return [badge(e.type || "Normal", e.type === "Warning" ? "warn" : "muted"), e.reason || "", `${io.kind || ""} ${io.namespace ? io.namespace + "/" : ""}${io.name || ""}`, e.message || "", n(e.count || 1), age(last(e))];
+        return [badge(e.type || "Normal", e.type === "Warning" ? "warn" : "muted"), e.reason || "", `${io.kind || ""} ${io.namespace ? io.namespace + "/" : ""}${io.name || ""}`, e.message || "", n(e.count || 1), age(last(e)), editLink("events", e)];
       }, view.coll.loaded ? "No events match." : "Loading…"));
   },
 };
