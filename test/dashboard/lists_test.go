@@ -209,6 +209,10 @@ func TestDashboardListsEditAndAccessibility(t *testing.T) {
 	}
 	p.click("#edit-save")
 	p.do("see it saved", chromedp.WaitVisible(chromedp.Search(`//div[@id="toast" and text()="settings saved."]`)))
+	// The toast is part of the header: it pushes the page down and covers none of it.
+	if !eval[bool](p, "toast placement", `document.getElementById("toast").getBoundingClientRect().bottom <= document.getElementById("main").getBoundingClientRect().top`) {
+		t.Error("the toast overlaps the page")
+	}
 	after, err := admin.Get(context.Background(), cms, "default", "settings")
 	if err != nil {
 		t.Fatal(err)

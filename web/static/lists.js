@@ -107,7 +107,7 @@ function owner(p, deps) {
 function del(kind, res, o, notify) {
   const id = `${o.metadata.namespace}/${o.metadata.name}`;
   return h("button", { type: "button", class: "danger small", "aria-label": `Delete ${kind} ${id}`,
-    onclick: () => confirmDialog(`Delete ${kind} ${id}?`, kind === "pod" ? "The pod is stopped gracefully, then removed." : "Its pods are deleted with it.",
+    onclick: () => confirmDialog(`Delete ${kind} ${id}?`, "Its pods are deleted with it.",
       () => api.request("DELETE", resPath(res, o.metadata.namespace, o.metadata.name)).then(() => notify(`${kind} ${id} deleted.`))) }, "Delete");
 }
 
