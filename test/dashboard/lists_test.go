@@ -462,3 +462,44 @@ func TestContrast(t *testing.T) {
 		t.Error("contrast of a named colour succeeded; want an error")
 	}
 }
+
+// TestDashboardHelpersInRealBrowser runs the page's own filter, YAML
+// writer and diff (the modules as served) on edge cases.
+func TestDashboardHelpersInRealBrowser(t *testing.T) {
+	chromium := findChromium(t)
+	srv, _ := startServer(t, clock.NewFake(time.Now()))
+	ctx, problems := startBrowser(t, chromium)
+	p := &page{t: t, ctx: ctx, dir: artifactDir(t)}
+	p.do("open the dashboard", chromedp.Navigate(srv.info.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`(async () => {
+		const base = document.querySelector("script[type=module]").src.replace(/app\.js$/, "");
+		const { matcher } = await import(base + "lists.js"), { toYAML, diff } = await import(base + "edit.js");
+		const o = (name, labels) => ({ metadata: { name, labels } });
+		const m = (q, ...objs) => objs.map((x) => matcher(q)(x));
+		return {
+			name: m("WEB", o("my-web-1"), o("db")),
+			sel: m("app=web,tier!=db", o("a", { app: "web", tier: "front" }), o("b", { app: "web", tier: "db" }), o("c", { app: "web" }), o("d")),
+			exists: m("app,!canary", o("a", { app: "x" }), o("b", { app: "x", canary: "" }), o("c")),
+			eq: m("app==web", o("a", { app: "web" }), o("b", { app: "webs" })),
+			yaml: toYAML({ a: [[1, "x"], [], {}], "b c": { yes: "no", e: null, f: true, g: [{ h: "multi\nline" }] }, i: "" }).slice(1),
+			diff: diff("a\nb\nc", "a\nx\nc\nd"),
+		};
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"name":   []any{true, false},
+		"sel":    []any{true, false, true, false},
+		"exists": []any{true, false, false},
+		"eq":     []any{true, false},
+		"yaml":   "a:\n  - - 1\n    - x\n  - []\n  - {}\n\"b c\":\n  \"yes\": \"no\"\n  e: null\n  f: true\n  g:\n    - h: |-\n        multi\n        line\ni: \"\"",
+		"diff":   []any{"- b", "+ x", "+ d"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("page helpers:\n got %#v\nwant %#v", got, want)
+	}
+	for _, pr := range problems() {
+		t.Errorf("page error: %s", pr)
+	}
+}
