@@ -35,6 +35,7 @@ export function initSearch(live) {
     box.setAttribute("aria-expanded", String(!list.hidden));
   };
   box.addEventListener("input", show);
+  box.parentNode.addEventListener("focusout", (e) => { if (!box.parentNode.contains(e.relatedTarget)) close(); });
   box.addEventListener("keydown", (e) => {
     if (e.key === "Escape") { box.value = ""; close(); }
     if (e.key === "Enter") { const a = list.querySelector("a"); if (a) { location.hash = a.getAttribute("href"); box.value = ""; close(); } }
