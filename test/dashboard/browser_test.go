@@ -30,7 +30,7 @@ const waitTimeout = 15 * time.Second
 
 // findChromium returns Debian's chromium, or fails the test saying how to
 // get it.
-func findChromium(t *testing.T) string {
+func findChromium(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -62,7 +62,7 @@ func artifactDir(t *testing.T) string {
 // usage sampler); the browser keeps real time. It can be stopped and
 // started again on the same address and data.
 type testServer struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	listen string
 	clk    *clock.Fake
@@ -71,7 +71,7 @@ type testServer struct {
 	done   chan error
 }
 
-func startServer(t *testing.T, clk *clock.Fake) (*testServer, *client.Client) {
+func startServer(t testing.TB, clk *clock.Fake) (*testServer, *client.Client) {
 	t.Helper()
 	s := &testServer{t: t, dir: t.TempDir(), listen: "127.0.0.1:0", clk: clk}
 	s.start()
@@ -128,7 +128,7 @@ func (s *testServer) stop() {
 
 // startBrowser starts headless chromium that may reach only 127.0.0.1,
 // with a fresh profile, and collects the page's uncaught exceptions.
-func startBrowser(t *testing.T, chromium string) (context.Context, func() []string) {
+func startBrowser(t testing.TB, chromium string) (context.Context, func() []string) {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium),

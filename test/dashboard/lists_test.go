@@ -483,6 +483,22 @@ func TestDashboardHelpersInRealBrowser(t *testing.T) {
 			eq: m("app==web", o("a", { app: "web" }), o("b", { app: "webs" })),
 			yaml: toYAML({ a: [[1, "x"], [], {}], "b c": { yes: "no", e: null, f: true, g: [{ h: "multi\nline" }] }, i: "" }).slice(1),
 			diff: diff("a\nb\nc", "a\nx\nc\nd"),
+			limit: await (async () => {
+				// A long list shows its first rows and a button for the rest.
+				const api = await import(base + "api.js"), { workloads } = await import(base + "lists.js");
+				const pods = [];
+				for (let i = 0; i < 301; i++) pods.push({ metadata: { name: "p" + i, namespace: "default" }, spec: { containers: [] } });
+				const S = (l = []) => new api.StaticCollection(l);
+				let redraws = 0;
+				const c = { live: { pods: S(pods), deployments: S(), daemonsets: S(), namespaces: S() }, perms: {}, notify() {}, rerender() { redraws++; } };
+				workloads.enter(c);
+				let el = workloads.render(c);
+				const rows = () => el.querySelectorAll("#pods tbody tr:not(.group)").length;
+				const before = rows(), more = [...el.querySelectorAll("button")].find((b) => b.textContent === "show all 301");
+				more.click();
+				el = workloads.render(c);
+				return [before, redraws, rows()];
+			})(),
 		};
 	})()`, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -495,6 +511,7 @@ func TestDashboardHelpersInRealBrowser(t *testing.T) {
 		"eq":     []any{true, false},
 		"yaml":   "a:\n  - - 1\n    - x\n  - []\n  - {}\n\"b c\":\n  \"yes\": \"no\"\n  e: null\n  f: true\n  g:\n    - h: |-\n        multi\n        line\ni: \"\"",
 		"diff":   []any{"- b", "+ x", "+ d"},
+		"limit":  []any{float64(300), float64(1), float64(301)},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("page helpers:\n got %#v\nwant %#v", got, want)

@@ -22,7 +22,10 @@ export function resPath(res, ns, name) {
 
 const NS_KEY = "skiff.ns";
 // ui is what the lists remember across renders; the namespace across visits.
-const ui = { ns: localStorage.getItem(NS_KEY) || "", q: "", sort: {}, type: "", reason: "" };
+const ui = { ns: localStorage.getItem(NS_KEY) || "", q: "", sort: {}, all: {}, type: "", reason: "" };
+// LIMIT is how many rows a table shows until asked for all: a redraw of
+// thousands of rows on every change would make the page sluggish.
+const LIMIT = 300;
 
 // matcher turns a filter into a test of objects: a label selector
 // (comma-separated k=v, k==v, k!=v, k, !k, all of which must hold) when it
@@ -38,7 +41,8 @@ export function matcher(q) {
 }
 
 let rerender = () => {};
-const cmp = (a, b) => (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b), undefined, { numeric: true }));
+const collate = new Intl.Collator(undefined, { numeric: true }).compare; // one collator: localeCompare with options makes one per call
+const cmp = (a, b) => (typeof a === "number" && typeof b === "number" ? a - b : collate(String(a), String(b)));
 
 // sorted is a table whose column headers sort it. cols are [label, key]
 // (key(o) the sort value, or null for a column that does not sort); row(o)
@@ -48,19 +52,22 @@ function sorted(id, caption, cols, objs, row, empty, groupOf) {
   const s = ui.sort[id] || { c: 0, d: false };
   const key = (cols[s.c] || [])[1];
   if (key) objs = objs.slice().sort((a, b) => cmp(key(a), key(b)) * (s.d ? -1 : 1));
+  const all = objs.length, cut = all > LIMIT && !ui.all[id];
+  if (cut) objs = objs.slice(0, LIMIT);
   const tr = (o) => h("tr", null, row(o).map((c, i) => h("td", { "data-label": cols[i][0] }, c)));
-  let body = objs.map(tr);
+  let body;
   if (groupOf) {
     const g = new Map();
     for (const o of objs) { const k = groupOf(o); if (!g.has(k)) g.set(k, []); g.get(k).push(o); }
     body = [...g].sort((a, b) => cmp(a[0], b[0])).map(([k, os]) => h("tbody", null,
       h("tr", { class: "group" }, h("th", { colspan: cols.length, scope: "colgroup" }, `${k} (${os.length})`)), os.map(tr)));
-  } else body = h("tbody", null, body);
-  return h("div", { class: "table-wrap", tabindex: 0, role: "region", "aria-label": caption },
+  } else body = h("tbody", null, objs.map(tr));
+  return [h("div", { class: "table-wrap", tabindex: 0, role: "region", "aria-label": caption },
     h("table", { id }, h("caption", { class: "sr-only" }, caption),
       h("thead", null, h("tr", null, cols.map(([label, k], i) => h("th", { scope: "col", "aria-sort": k && i === s.c ? (s.d ? "descending" : "ascending") : null },
         k ? h("button", { type: "button", class: "sort", onclick: () => { const o = ui.sort[id] || s; ui.sort[id] = { c: i, d: i === o.c && !o.d }; rerender(); } }, label) : label)))),
-      body));
+      body)),
+  cut ? h("p", null, `The first ${LIMIT} of ${all}: filter to narrow them, or `, h("button", { type: "button", class: "small", onclick: () => { ui.all[id] = true; rerender(); } }, `show all ${all}`)) : null];
 }
 
 // toolbar is the namespace picker (unless the token sees one namespace)
@@ -194,7 +201,7 @@ const KINDS = {
 const view = { coll: null };
 
 // fresh clears the filters when a list page opens (the namespace stays).
-function fresh() { ui.q = ui.type = ui.reason = ""; }
+function fresh() { ui.q = ui.type = ui.reason = ""; ui.all = {}; }
 
 function watchFor(res, perms, fieldSelector = "", keep) {
   fresh();
