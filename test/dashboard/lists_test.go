@@ -99,7 +99,7 @@ func TestDashboardListsEditAndAccessibility(t *testing.T) {
 	}
 	pods, _ := api.LookupResource("pods")
 	if _, err := admin.PatchStatus(context.Background(), pods, "default", "db-0", client.MergePatchType,
-		[]byte(`{"status":{"phase":"Running","containerStatuses":[{"name":"c","ready":true,"restartCount":3},{"name":"s","ready":false,"restartCount":1}]}}`)); err != nil {
+		[]byte(`{"status":{"phase":"Running","containerStatuses":[{"name":"c","ready":true,"restartCount":3},{"name":"s","ready":false,"restartCount":1,"state":{"waiting":{"reason":"CrashLoopBackOff"}}}]}}`)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -114,8 +114,8 @@ func TestDashboardListsEditAndAccessibility(t *testing.T) {
 		t.Errorf("pod groups %q; want Deployment default/web (2) and No owner (2)", groups)
 	}
 	db := eval[string](p, "read db-0", `[...document.querySelector('#pods a[href="#/pods/default/db-0"]').closest("tr").cells].map((c) => c.textContent).join("|")`)
-	if !strings.HasPrefix(db, "db-0|default|1/2|Running|4|") {
-		t.Errorf("db-0 row %q; want name, namespace, READY 1/2, Running, 4 restarts", db)
+	if !strings.HasPrefix(db, "db-0|default|1/2|CrashLoopBackOff|4|") {
+		t.Errorf("db-0 row %q; want name, namespace, READY 1/2, CrashLoopBackOff (a waiting container's reason before the phase), 4 restarts", db)
 	}
 	if got := p.text(`#pods a[href="#/deployments/default/web"]`); got != "Deployment web" {
 		t.Errorf("owner link %q; want Deployment web", got)

@@ -78,10 +78,9 @@ function toolbar(live, perms, extra) {
     h("option", { value: "" }, "All namespaces"), nss.map((n) => h("option", { value: n }, n)));
   if (sel) sel.value = ui.ns;
   return h("div", { class: "toolbar" },
-    sel ? [h("label", { for: "ns-filter" }, "Namespace"), sel] : null,
-    h("label", { for: "filter" }, "Filter"),
-    h("input", { id: "filter", type: "search", value: ui.q, placeholder: "name or app=web,tier!=db", spellcheck: "false", autocomplete: "off",
-      oninput: (e) => { ui.q = e.target.value; rerender(); } }), extra);
+    sel ? h("label", { class: "check" }, "Namespace", sel) : null,
+    h("label", { class: "check" }, "Filter", h("input", { id: "filter", type: "search", value: ui.q, placeholder: "name or app=web,tier!=db", spellcheck: "false", autocomplete: "off",
+      oninput: (e) => { ui.q = e.target.value; rerender(); } })), extra);
 }
 
 // pick filters objects by the chosen namespace and the filter box.
@@ -137,7 +136,8 @@ export const workloads = {
       sorted("pods", "Pods, grouped by owner", [N, NS, ["Ready", (p) => podReady(p)[0]], ["Status", (p) => p.status?.phase || ""],
         ["Restarts", restarts], ["Owner", (p) => (owner(p, deps.items) || [""])[1]], ["Node", (p) => p.spec.nodeName || ""], AGE, ["IP", null]], pods, (p) => {
         const [rd, all] = podReady(p), o = owner(p, deps.items);
-        return [link("pods", p), p.metadata.namespace, badge(`${rd}/${all}`, rd === all ? "ok" : "warn"), phaseBadge(p.status && p.status.phase, p.metadata.deletionTimestamp),
+        const w = !p.metadata.deletionTimestamp && (p.status?.containerStatuses || []).map((c) => c.state?.waiting?.reason).find((r) => r && r !== "ContainerCreating");
+        return [link("pods", p), p.metadata.namespace, badge(`${rd}/${all}`, rd === all ? "ok" : "warn"), w ? badge(w, "bad") : phaseBadge(p.status?.phase, p.metadata.deletionTimestamp),
           n(restarts(p)), o ? h("a", { href: `#/${o[2]}/${api.enc(p.metadata.namespace)}/${api.enc(o[1])}` }, `${o[0]} ${o[1]}`) : "—",
           p.spec.nodeName ? h("a", { href: "#/nodes/" + api.enc(p.spec.nodeName) }, p.spec.nodeName) : badge("unscheduled", "warn"),
           age(p.metadata.creationTimestamp), p.status?.podIP || "—"];
@@ -257,7 +257,7 @@ export const events = {
     const select = (id, label, key, opts) => {
       const s = h("select", { id, onchange: (ev) => { ui[key] = ev.target.value; rerender(); } }, h("option", { value: "" }, "Any"), opts.map((o) => h("option", { value: o }, o)));
       s.value = ui[key];
-      return [h("label", { for: id }, label), s];
+      return h("label", { class: "check" }, label, s);
     };
     const last = (e) => e.lastTimestamp || e.eventTime || e.metadata.creationTimestamp || "";
     if (!ui.sort.events) ui.sort.events = { c: 5, d: true };
