@@ -158,7 +158,9 @@ func TestDashboardListsEditAndAccessibility(t *testing.T) {
 	if got, names := eval[string](p, "picker", `document.querySelector("#ns-filter").value`), rowNames(p, "pods"); got != "prod" || names != "batch-1" {
 		t.Errorf("after a reload the picker shows %q and pods %q; want prod and batch-1", got, names)
 	}
-	p.do("pick all", choose("#ns-filter", ""))
+	// A remembered namespace that is gone is forgotten.
+	p.do("remember a deleted namespace", chromedp.Evaluate[chromedp.Void](`localStorage.setItem("skiff.ns", "gone")`), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	p.goTo("#/workloads", `#pods a[href="#/pods/default/db-0"]`)
 
 	// A node that never reported shows no made-up figures.
 	p.goTo("#/nodes", `a[href="#/nodes/silent-1"]`)

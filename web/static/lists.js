@@ -46,7 +46,8 @@ const cmp = (a, b) => (typeof a === "number" && typeof b === "number" ? a - b : 
 
 // sorted is a table whose column headers sort it. cols are [label, key]
 // (key(o) the sort value, or null for a column that does not sort); row(o)
-// gives the cells. groups, when given, splits the rows under headings.
+// gives the cells. groupOf(o), when given, names the heading each row
+// goes under.
 function sorted(id, caption, cols, objs, row, empty, groupOf) {
   if (!objs.length) return h("p", { class: "empty" }, empty);
   const s = ui.sort[id] || { c: 0, d: false };
@@ -81,6 +82,13 @@ function toolbar(live, perms, extra) {
     sel ? h("label", { class: "check" }, "Namespace", sel) : null,
     h("label", { class: "check" }, "Filter", h("input", { id: "filter", type: "search", value: ui.q, placeholder: "name or app=web,tier!=db", spellcheck: "false", autocomplete: "off",
       oninput: (e) => { ui.q = e.target.value; rerender(); } })), extra);
+}
+
+// scope forgets a remembered namespace that is gone, or that a token
+// confined to one namespace cannot pick (the browser may have kept an
+// admin's choice).
+function scope(live, perms) {
+  if (ui.ns && (perms.ns || (live.namespaces.loaded && !live.namespaces.items.has("/" + ui.ns)))) ui.ns = "";
 }
 
 // pick filters objects by the chosen namespace and the filter box.
@@ -127,6 +135,7 @@ export const workloads = {
   enter: () => fresh(),
   render({ live, perms, notify, rerender: r }) {
     rerender = r;
+    scope(live, perms);
     const deps = live.deployments;
     const pods = pick(live.pods.list()), ds = pick(deps.list()), dss = pick(live.daemonsets.list());
     const groupOf = (p) => { const o = owner(p, deps.items); return o ? `${o[0]} ${p.metadata.namespace}/${o[1]}` : "No owner"; };
@@ -231,6 +240,7 @@ export function kindList(res) {
     leave: stop,
     render({ live, perms, rerender: r }) {
       rerender = r;
+      scope(live, perms);
       const c = view.coll || live.namespaces;
       const objs = pick(c.list());
       return h("section", null, h("h1", { tabindex: -1 }, title),
@@ -249,6 +259,7 @@ export const events = {
   leave: stop,
   render({ live, perms, rerender: r }) {
     rerender = r;
+    scope(live, perms);
     const all = view.coll.list();
     const reasons = [...new Set(all.map((e) => e.reason || ""))].filter(Boolean).sort();
     const m = matcher(ui.q);
