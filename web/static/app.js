@@ -5,6 +5,7 @@ import { h } from "./dom.js";
 import * as cluster from "./cluster.js";
 import * as workloads from "./workloads.js";
 import * as actions from "./actions.js";
+import * as detail from "./detail.js";
 
 const ROUTES = [
   { re: /^\/$/, view: cluster.overview, nav: "/" },
@@ -12,6 +13,7 @@ const ROUTES = [
   { re: /^\/nodes\/([^/]+)$/, view: cluster.node, nav: "/nodes" },
   { re: /^\/workloads$/, view: workloads.list, nav: "/workloads" },
   { re: /^\/pods\/([^/]+)\/([^/]+)$/, view: workloads.pod, nav: "/workloads" },
+  { re: /^\/(deployments|daemonsets|statefulsets|replicasets|jobs|cronjobs|services|persistentvolumeclaims)\/([^/]+)\/([^/]+)$/, view: detail.view, nav: "/workloads" },
   { re: /^\/apply$/, view: actions.apply, nav: "/apply" },
   { re: /^\/join$/, view: actions.join, nav: "/join" },
 ];

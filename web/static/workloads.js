@@ -4,6 +4,7 @@ import * as api from "./api.js";
 import { h, age, badge, table, dl, chips, phaseBadge, quantity, fmtCPU, fmtBytes } from "./dom.js";
 import { confirmDialog, scaleDialog } from "./actions.js";
 import { consolePanel } from "./console.js";
+import { href } from "./detail.js";
 
 // filter is the namespace shown ("" for all); it outlives re-renders.
 const filter = { ns: "" };
@@ -52,7 +53,7 @@ export const list = {
         deps.map((d) => {
           const want = d.spec.replicas ?? 1, st = d.status || {};
           const path = `/apis/apps/v1/namespaces/${api.enc(d.metadata.namespace)}/deployments/${api.enc(d.metadata.name)}`;
-          return [h("span", { class: "name" }, d.metadata.name), d.metadata.namespace,
+          return [h("a", { href: href("deployments", d.metadata.namespace, d.metadata.name), class: "name" }, d.metadata.name), d.metadata.namespace,
             badge(`${st.readyReplicas || 0}/${want}`, (st.readyReplicas || 0) >= want ? "ok" : "warn"),
             String(st.updatedReplicas || 0), age(d.metadata.creationTimestamp),
             h("span", { class: "row-actions" },
@@ -64,7 +65,7 @@ export const list = {
         dss.map((d) => {
           const st = d.status || {};
           const path = `/apis/apps/v1/namespaces/${api.enc(d.metadata.namespace)}/daemonsets/${api.enc(d.metadata.name)}`;
-          return [h("span", { class: "name" }, d.metadata.name), d.metadata.namespace,
+          return [h("a", { href: href("daemonsets", d.metadata.namespace, d.metadata.name), class: "name" }, d.metadata.name), d.metadata.namespace,
             badge(`${st.numberReady || 0}/${st.desiredNumberScheduled || 0}`, (st.numberReady || 0) >= (st.desiredNumberScheduled || 0) ? "ok" : "warn"),
             String(st.desiredNumberScheduled || 0), age(d.metadata.creationTimestamp),
             perms.deleteDaemonSets ? deleteButton("daemonset", path, d.metadata.namespace, d.metadata.name, notify) : ""];
