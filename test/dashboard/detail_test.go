@@ -311,8 +311,8 @@ func TestDetailPagesInRealBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
-	p.goTo("#/cronjobs/default/nightly", "#not-served")
-	if got := p.text("#not-served"); !strings.Contains(got, "does not serve CronJobs") {
+	p.goTo("#/cronjobs/default/nightly", "#detail-status")
+	if got := p.text("#detail-status"); !strings.Contains(got, "does not serve CronJobs") {
 		t.Errorf("the page of a kind the server does not serve says %q", got)
 	}
 	p.goTo("#/jobs/default/once", `section.detail[data-kind="Job"]`)
