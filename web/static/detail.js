@@ -33,6 +33,12 @@ export function href(kind, ns, name) {
   return r ? `#/${r}/${api.enc(ns)}/${api.enc(name)}` : "";
 }
 
+// owners are o's owners, linked to their pages when they have one, or "".
+export function owners(o) {
+  const l = (o.metadata.ownerReferences || []).map((r) => { const u = href(r.kind, o.metadata.namespace, r.name), t = `${r.kind}/${r.name}`; return u ? h("a", { href: u }, t) : t; });
+  return l.length ? l : "";
+}
+
 const discovery = new Map(); // group/version → Promise<Set of resources>
 function served(gv) {
   if (!discovery.has(gv)) {
@@ -144,7 +150,7 @@ function history(d, rss, path, may, notify) {
     rev(rs) + (rev(rs) === cur ? " (current)" : ""), h("a", { href: href("replicasets", rs.metadata.namespace, rs.metadata.name) }, rs.metadata.name),
     images(rs.spec.template), ratio((rs.status || {}).readyReplicas, rs.spec.replicas), ann(rs, "kubernetes.io/change-cause"), age(rs.metadata.creationTimestamp),
     rev(rs) !== cur && may.patch && h("button", {
-      type: "button", class: "small", id: "rollback-" + rev(rs), disabled: !!d.spec.paused, title: d.spec.paused && "Resume the rollout first",
+      type: "button", class: "small", id: "rollback-" + rev(rs), "aria-label": `Roll back to revision ${rev(rs)}`, disabled: !!d.spec.paused, title: d.spec.paused && "Resume the rollout first",
       onclick: () => confirmDialog(`Roll ${name} back to revision ${rev(rs)}?`, `Its pods will run ${images(rs.spec.template)} again.`,
         () => rollback(d, path, rs).then(() => notify(`${name} rolled back to revision ${rev(rs)}.`)), "Roll back"),
     }, "Roll back"),
@@ -207,13 +213,11 @@ export const view = {
     const events = v.events.list().sort((a, b) => (b.lastTimestamp || "").localeCompare(a.lastTimestamp || ""));
     const shown = { ...o, metadata: { ...o.metadata } };
     delete shown.metadata.managedFields;
-    const owner = (o.metadata.ownerReferences || [])[0];
-    const ownerHref = owner && href(owner.kind, ns, owner.name);
     return h("section", { class: "detail", "data-kind": kind }, crumbs,
       h("h1", { tabindex: -1 }, name, " ", badge(kind, "muted"), o.metadata.deletionTimestamp && badge("Terminating", "warn")),
       buttons(o, res, kind, k[2], path, v.may, notify),
       dl([...facts(res, o), ["Labels", chips(o.metadata.labels)], ["Created", when(o.metadata.creationTimestamp)],
-        ["Owner", owner ? (ownerHref ? h("a", { href: ownerHref }, `${owner.kind}/${owner.name}`) : `${owner.kind}/${owner.name}`) : ""]]),
+        ["Owner", owners(o)]]),
       (o.status || {}).conditions && [h("h2", null, "Conditions"), table("Conditions", ["Type", "Status", "Reason", "Message", "Changed"],
         o.status.conditions.map((c) => [c.type, badge(c.status, c.status === "True" ? "ok" : "muted"), c.reason, c.message, when(c.lastTransitionTime)]))],
       res === "deployments" && [h("h2", null, "Rollout history"), history(o, rel, path, v.may, notify)],

@@ -4,7 +4,7 @@ import * as api from "./api.js";
 import { h, age, badge, table, dl, chips, phaseBadge, quantity, fmtCPU, fmtBytes } from "./dom.js";
 import { confirmDialog, scaleDialog } from "./actions.js";
 import { consolePanel } from "./console.js";
-import { href } from "./detail.js";
+import { href, owners } from "./detail.js";
 
 // filter is the namespace shown ("" for all); it outlives re-renders.
 const filter = { ns: "" };
@@ -206,7 +206,7 @@ export const pod = {
         ["Created", age(p.metadata.creationTimestamp) + " ago"],
         ["Reason", [st.reason, st.message].filter(Boolean).join(": ")],
         ["Labels", chips(p.metadata.labels)],
-        ["Owner", (p.metadata.ownerReferences || []).map((o) => `${o.kind}/${o.name}`).join(", ")],
+        ["Owner", owners(p)],
       ]),
       h("h2", null, "Containers"),
       table("Containers", ["Name", "Image", "State", "Ready", "Restarts", "CPU used / req / lim", "Memory used / req / lim"],
