@@ -43,7 +43,7 @@ const discovery = new Map(); // group/version → Promise<Set of resources>
 function served(gv) {
   if (!discovery.has(gv)) {
     discovery.set(gv, api.get(base(gv)).then((l) => new Set((l.resources || []).map((r) => r.name)),
-      (e) => { discovery.delete(gv); if (e.code === 404) return new Set(); throw e; }));
+      (e) => { if (e.code === 404) return new Set(); discovery.delete(gv); throw e; }));
   }
   return discovery.get(gv);
 }
