@@ -356,3 +356,57 @@ func (p *page) dialogError() string {
 	}
 	return got
 }
+
+// TestRollbackWithTheDeploymentController rolls a Deployment back from
+// its page on a server that runs its controllers: the controller takes
+// the old template back as kubectl rollout undo expects, reusing revision
+// 1's ReplicaSet as revision 3, and the page follows.
+func TestRollbackWithTheDeploymentController(t *testing.T) {
+	chromium := findChromium(t)
+	srv, admin := startServerWith(t, &testServer{clk: clock.NewFake(time.Now()), controllers: true})
+	info := srv.info
+	token, err := os.ReadFile(info.AdminTokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createObj(t, admin, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},
+		"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx:1.26"}]}}}}`)
+
+	ctx, problems := startBrowser(t, chromium)
+	p := &page{t: t, ctx: ctx, dir: artifactDir(t)}
+	p.do("open the dashboard", chromedp.Navigate(info.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	p.do("log in", chromedp.SendKeys(chromedp.CSS("#token"), strings.TrimSpace(string(token))), chromedp.Click(chromedp.CSS("#login-submit")),
+		chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
+	row := func(rev, image string) chromedp.Action[chromedp.Void] {
+		return chromedp.WaitVisible(chromedp.Search(fmt.Sprintf(`//tr[td[1][text()=%q] and td[3][text()=%q]]`, rev, image)))
+	}
+	p.goTo("#/deployments/default/web", "#yaml-view")
+	p.do("see revision 1", row("1 (current)", "nginx:1.26"))
+	if _, err := admin.Patch(context.Background(), resource(t, "deployments"), "default", "web", client.StrategicMergePatchType,
+		[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx:1.27"}]}}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	p.do("see revision 2", row("2 (current)", "nginx:1.27"), row("1", "nginx:1.26"))
+	p.click("#rollback-1")
+	p.click("#confirm-ok")
+	if msg := p.dialogError(); msg != "" {
+		t.Fatalf("the rollback failed: %s", msg)
+	}
+	p.do("see revision 1's template come back as revision 3", row("3 (current)", "nginx:1.26"), row("2", "nginx:1.27"))
+	p.screenshot("detail-11-rolled-back")
+	var d api.Deployment
+	getObj(t, admin, "deployments", "default", "web", &d)
+	if img := d.Spec.Template.Spec.Containers[0].Image; img != "nginx:1.26" {
+		t.Errorf("after the rollback the Deployment runs %s; want nginx:1.26", img)
+	}
+	rss, _, err := admin.List(context.Background(), resource(t, "replicasets"), "default", client.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rss) != 2 {
+		t.Errorf("after the rollback there are %d ReplicaSets; want 2 (revision 1's reused)", len(rss))
+	}
+	for _, pr := range problems() {
+		t.Errorf("page error: %s", pr)
+	}
+}
