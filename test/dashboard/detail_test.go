@@ -410,3 +410,90 @@ func TestRollbackWithTheDeploymentController(t *testing.T) {
 		t.Errorf("page error: %s", pr)
 	}
 }
+
+// saToken creates a service account in ns bound to a ClusterRole there and
+// returns a token for it.
+func saToken(t *testing.T, c *client.Client, ns, name, role string) string {
+	t.Helper()
+	createObj(t, c, fmt.Sprintf(`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":%q,"namespace":%q}}`, name, ns))
+	createObj(t, c, fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"%s-%s","namespace":%q},
+		"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":%q},"subjects":[{"kind":"ServiceAccount","name":%q,"namespace":%q}]}`, name, role, ns, role, name, ns))
+	var tr api.TokenRequest
+	if err := c.DoJSON(context.Background(), "POST", "/api/v1/namespaces/"+ns+"/serviceaccounts/"+name+"/token", map[string]any{"spec": map[string]any{}}, &tr); err != nil || tr.Status.Token == "" {
+		t.Fatalf("token for %s/%s: %v", ns, name, err)
+	}
+	return tr.Status.Token
+}
+
+// TestDetailPagesForNamespaceTokens logs in with service account tokens
+// bound in one namespace: a viewer reads the pages but is offered no
+// action and no Edit link; an editor is offered them (the page asked the
+// server, not assumed); neither reads another namespace's objects.
+func TestDetailPagesForNamespaceTokens(t *testing.T) {
+	chromium := findChromium(t)
+	srv, admin := startServer(t, clock.NewFake(time.Now()))
+	info := srv.info
+	createObj(t, admin, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}}`)
+	for _, m := range []string{
+		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"%s"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
+		`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"nightly","namespace":"%s"},"spec":{"schedule":"@daily","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}}}`,
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"%s","labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`,
+	} {
+		createObj(t, admin, fmt.Sprintf(m, "team"))
+		createObj(t, admin, fmt.Sprintf(m, "default"))
+	}
+	viewer := saToken(t, admin, "team", "alice", "view")
+	editor := saToken(t, admin, "team", "bob", "edit")
+
+	ctx, problems := startBrowser(t, chromium)
+	p := &page{t: t, ctx: ctx, dir: artifactDir(t)}
+	login := func(token string) {
+		p.do("open the dashboard", chromedp.Navigate(info.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
+		p.do("log in", chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("#login-submit")), chromedp.WaitVisible(chromedp.CSS("#node-counts")))
+	}
+	count := func(sel string) int {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const actions = `[id^="act-"], [id^="rollback-"], #edit-link`
+
+	login(viewer)
+	p.goTo("#/deployments/team/web", `a[href="#/pods/team/web-1"]`)
+	if n := count(actions); n != 0 {
+		t.Errorf("the viewer is offered %d actions on the Deployment's page; want none", n)
+	}
+	p.screenshot("detail-09-viewer")
+	p.goTo("#/cronjobs/team/nightly", `section.detail[data-kind="CronJob"]`)
+	if n := count(actions); n != 0 {
+		t.Errorf("the viewer is offered %d actions on the CronJob's page; want none", n)
+	}
+	p.goTo("#/deployments/default/web", "#detail-status")
+	if got := p.text("#detail-status"); !strings.Contains(got, "may not read") {
+		t.Errorf("the viewer's page of a Deployment in another namespace says %q; want that it may not read it", got)
+	}
+	if strings.Contains(p.text("main"), "busybox") {
+		t.Error("the viewer's page shows a Deployment of another namespace")
+	}
+	p.click("#logout")
+
+	login(editor)
+	p.goTo("#/deployments/team/web", "#act-scale")
+	for _, sel := range []string{"#act-restart", "#act-pause", "#act-delete", "#edit-link"} {
+		if count(sel) != 1 {
+			t.Errorf("the editor is not offered %s on the Deployment's page", sel)
+		}
+	}
+	p.goTo("#/cronjobs/team/nightly", "#act-trigger")
+	p.click("#act-trigger")
+	p.do("see the editor's manual job", chromedp.WaitVisible(chromedp.CSS(`a[href^="#/jobs/team/nightly-manual-"]`)))
+	p.goTo("#/cronjobs/default/nightly", "#detail-status")
+	if got := p.text("#detail-status"); !strings.Contains(got, "may not read") {
+		t.Errorf("the editor's page of a CronJob in another namespace says %q", got)
+	}
+	for _, pr := range problems() {
+		t.Errorf("page error: %s", pr)
+	}
+}
