@@ -157,7 +157,7 @@ function history(d, rss, path, may, notify) {
   ]), "No revisions yet.");
 }
 
-function endpoints(ep) {
+function endpoints(ep, loaded) {
   const rows = [];
   for (const s of (ep && ep.subsets) || []) {
     const ports = (s.ports || []).map((p) => `${p.port}/${p.protocol || "TCP"}`).join(", ");
@@ -169,7 +169,7 @@ function endpoints(ep) {
       }
     }
   }
-  return table("Endpoints", ["Address", "Ports", "State", "Pod", "Node"], rows, "No endpoints: no ready pod matches the selector.");
+  return table("Endpoints", ["Address", "Ports", "State", "Pod", "Node"], rows, loaded ? "No endpoints: no ready pod matches the selector." : "Loading…");
 }
 
 // yaml writes a decoded object as YAML, quoting strings that would read
@@ -224,7 +224,7 @@ export const view = {
       res === "cronjobs" && [h("h2", null, "Jobs"), table("Jobs", ["Name", "Completions", "Active", "Failed", "Age"],
         jobs.map((j) => [h("a", { href: href("jobs", ns, j.metadata.name) }, j.metadata.name), ratio((j.status || {}).succeeded, j.spec.completions ?? 1),
           n((j.status || {}).active), n((j.status || {}).failed), age(j.metadata.creationTimestamp)]), v.rel.loaded ? "No jobs." : "Loading…")],
-      res === "services" && [h("h2", null, "Endpoints"), endpoints(v.rel.items.get(ns + "/" + name))],
+      res === "services" && [h("h2", null, "Endpoints"), endpoints(v.rel.items.get(ns + "/" + name), v.rel.loaded)],
       h("h2", null, `Pods (${pods.length})`),
       table("Pods", ["Name", "Ready", "Phase", "Restarts", "Node", "Age"], pods.map(podRow), live.pods.loaded ? "No pods." : "Loading…"),
       h("h2", null, "Events"),
