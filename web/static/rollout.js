@@ -43,11 +43,11 @@ export function buttons(o, res, kind, acts, path, may, notify) {
   const id = `${kind} ${o.metadata.namespace}/${o.metadata.name}`;
   const out = [];
   const b = (key, label, onclick, cls) => out.push(h("button", { type: "button", id: "act-" + key, class: cls, onclick }, label));
-  // toggle flips a boolean spec field by merge patch.
-  const toggle = (field, on, off, verbOn, verbOff) => {
+  // toggle flips a boolean spec field by merge patch; done is what true means.
+  const toggle = (field, on, off, labelOn, labelOff, done) => {
     const is = !!o.spec[field];
-    b(is ? off : on, is ? verbOff : verbOn, () => api.mergePatch(path, { spec: { [field]: !is } })
-      .then(() => notify(`${id}: ${is ? verbOff : verbOn} done.`), (e) => notify(`${id}: ${e.message}`, "bad")));
+    b(is ? off : on, is ? labelOff : labelOn, () => api.mergePatch(path, { spec: { [field]: !is } })
+      .then(() => notify(`${id} ${is ? "resumed" : done}.`), (e) => notify(`${id}: ${e.message}`, "bad")));
   };
   if (acts.includes("scale") && may.scale) b("scale", "Scale", () => scaleDialog(o, path, notify));
   if (acts.includes("restart") && may.patch) {
@@ -57,11 +57,11 @@ export function buttons(o, res, kind, acts, path, may, notify) {
       () => api.mergePatch(path, { spec: { template: { metadata: { annotations: { "kubectl.kubernetes.io/restartedAt": at() } } } } })
         .then(() => notify(`${id} restarting.`)), "Restart"));
   }
-  if (acts.includes("pause") && may.patch) toggle("paused", "pause", "resume", "Pause rollout", "Resume rollout");
+  if (acts.includes("pause") && may.patch) toggle("paused", "pause", "resume", "Pause rollout", "Resume rollout", "paused");
   if (acts.includes("trigger") && may.create) {
     b("trigger", "Run now", () => trigger(o).then((j) => notify(`Job ${j.metadata.name} created.`), (e) => notify(`${id}: ${e.message}`, "bad")));
   }
-  if (acts.includes("suspend") && may.patch) toggle("suspend", "suspend", "unsuspend", "Suspend", "Resume");
+  if (acts.includes("suspend") && may.patch) toggle("suspend", "suspend", "unsuspend", "Suspend", "Resume", "suspended");
   if (may.delete) {
     b("delete", "Delete", () => confirmDialog(`Delete ${id}?`, /services|claims/.test(res) ? "This cannot be undone." : "Its pods are deleted with it.",
       () => api.request("DELETE", path).then(() => notify(`${id} deleted.`))), "danger");
