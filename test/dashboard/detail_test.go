@@ -139,7 +139,6 @@ func TestDetailPagesInRealBrowser(t *testing.T) {
 	}
 	p.screenshot("detail-01-deployment")
 
-	deploys := resource(t, "deployments")
 	var d api.Deployment
 	getDeployment := func() {
 		t.Helper()
@@ -210,22 +209,22 @@ func TestDetailPagesInRealBrowser(t *testing.T) {
 		t.Errorf("the rollback changed replicas to %d", *d.Spec.Replicas)
 	}
 
-	// A rollback from a page that is out of date is a conflict, not an
-	// overwrite: it carries the resourceVersion the page saw.
-	if _, err := admin.Patch(context.Background(), deploys, "default", "web", client.MergePatchType, []byte(`{"metadata":{"labels":{"touched":"yes"}}}`)); err != nil {
-		t.Fatal(err)
-	}
-	stale := d.ResourceVersion
-	res, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(async () => {
-		const api = await import(document.querySelector("script[type=module]").src.replace(/app\.js$/, "api.js"));
-		const r = await import(document.querySelector("script[type=module]").src.replace(/app\.js$/, "rollout.js"));
+	// A rollback from a page that is out of date (someone changed the
+	// template since) fails instead of undoing their change.
+	res, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(async () => {
+		const src = document.querySelector("script[type=module]").src;
+		const api = await import(src.replace(/app\.js$/, "api.js")), r = await import(src.replace(/app\.js$/, "rollout.js"));
 		const d = await api.get("/apis/apps/v1/namespaces/default/deployments/web");
-		d.metadata.resourceVersion = %q;
+		d.spec.template.spec.containers[0].image = "what the page showed before";
 		const rs = await api.get("/apis/apps/v1/namespaces/default/replicasets/web-bbb");
-		try { await r.rollback(d, "/apis/apps/v1/namespaces/default/deployments/web", rs); return "applied"; } catch (e) { return "refused " + e.code; }
-	})()`, stale), chromedp.EvalAwaitPromise))
-	if err != nil || res != "refused 409" {
+		try { await r.rollback(d, "/apis/apps/v1/namespaces/default/deployments/web", rs); return "applied"; } catch (e) { return "refused: " + e.message; }
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil || !strings.Contains(res, "changed since this page showed it") {
 		t.Errorf("a rollback from a stale page: %q (%v); want it refused", res, err)
+	}
+	getDeployment()
+	if img := d.Spec.Template.Spec.Containers[0].Image; img != "nginx:1.26" {
+		t.Errorf("after the refused rollback the image is %q; want it unchanged (nginx:1.26)", img)
 	}
 
 	// The ReplicaSet's page links back to its Deployment.

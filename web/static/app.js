@@ -13,7 +13,9 @@ const ROUTES = [
   { re: /^\/nodes\/([^/]+)$/, view: cluster.node, nav: "/nodes" },
   { re: /^\/workloads$/, view: workloads.list, nav: "/workloads" },
   { re: /^\/pods\/([^/]+)\/([^/]+)$/, view: workloads.pod, nav: "/workloads" },
-  { re: /^\/(deployments|daemonsets|statefulsets|replicasets|jobs|cronjobs|services|persistentvolumeclaims)\/([^/]+)\/([^/]+)$/, view: detail.view, nav: "/workloads" },
+  { re: /^\/(deployments|daemonsets|statefulsets|replicasets|jobs|cronjobs)\/([^/]+)\/([^/]+)$/, view: detail.view, nav: "/workloads" },
+  { re: /^\/(services)\/([^/]+)\/([^/]+)$/, view: detail.view, nav: "/services" },
+  { re: /^\/(persistentvolumeclaims)\/([^/]+)\/([^/]+)$/, view: detail.view, nav: "/persistentvolumeclaims" },
   { re: /^\/apply$/, view: actions.apply, nav: "/apply" },
   { re: /^\/join$/, view: actions.join, nav: "/join" },
 ];

@@ -7,17 +7,20 @@ import { confirmDialog, scaleDialog } from "./actions.js";
 
 // rollback does what kubectl rollout undo --to-revision does: one JSON
 // patch makes the Deployment's template the ReplicaSet's (less its
-// pod-template-hash label) and carries its change cause. The
-// resourceVersion in it makes a Deployment changed since the page showed
-// it a conflict (409), not an overwrite.
+// pod-template-hash label) and carries its change cause. Its first op
+// tests that the template is still the one the page showed, so a rollback
+// from an out-of-date page fails instead of undoing someone's change;
+// status writes (the controller's, all the time) do not get in the way.
 export function rollback(d, path, rs) {
   const tmpl = structuredClone(rs.spec.template), ann = { ...d.metadata.annotations }, key = "kubernetes.io/change-cause";
   delete ((tmpl.metadata || {}).labels || {})["pod-template-hash"];
   ann[key] = (rs.metadata.annotations || {})[key];
   return api.request("PATCH", path, {
     contentType: "application/json-patch+json",
-    body: [{ op: "replace", path: "/metadata/resourceVersion", value: d.metadata.resourceVersion },
+    body: [{ op: "test", path: "/spec/template", value: d.spec.template },
       { op: "replace", path: "/spec/template", value: tmpl }, { op: "add", path: "/metadata/annotations", value: ann }],
+  }).catch((e) => { // the other ops cannot fail: a 400 is the test's
+    throw e.code === 400 ? new Error(`The template of ${d.metadata.name} changed since this page showed it; look again.`) : e;
   });
 }
 
