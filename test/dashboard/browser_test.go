@@ -69,11 +69,19 @@ type testServer struct {
 	info   server.Info
 	cancel context.CancelFunc
 	done   chan error
+	// controllers runs the server's controllers (Deployment, Job, …).
+	controllers bool
 }
 
 func startServer(t testing.TB, clk *clock.Fake) (*testServer, *client.Client) {
 	t.Helper()
-	s := &testServer{t: t, dir: t.TempDir(), listen: "127.0.0.1:0", clk: clk}
+	return startServerWith(t, &testServer{clk: clk})
+}
+
+// startServerWith starts s, as startServer does, with s's options.
+func startServerWith(t *testing.T, s *testServer) (*testServer, *client.Client) {
+	t.Helper()
+	s.t, s.dir, s.listen = t, t.TempDir(), "127.0.0.1:0"
 	s.start()
 	t.Cleanup(s.stop)
 	cfg, err := client.LoadConfig(s.info.ClientConfigPath)
@@ -93,7 +101,7 @@ func (s *testServer) start() {
 	ready := make(chan server.Info, 1)
 	s.done, s.cancel = make(chan error, 1), cancel
 	go func() {
-		s.done <- server.Run(ctx, server.Config{DataDir: s.dir, Listen: s.listen, DisableScheduler: true, DisableControllers: true, DisableAgent: true, Clock: s.clk,
+		s.done <- server.Run(ctx, server.Config{DataDir: s.dir, Listen: s.listen, DisableScheduler: true, DisableControllers: !s.controllers, DisableAgent: true, Clock: s.clk,
 			Ready: func(i server.Info) { ready <- i }})
 	}()
 	select {

@@ -19,11 +19,12 @@ function openDialog(title, body) {
 }
 
 // confirmDialog asks before doing something that cannot be undone; run
-// returns a promise whose failure is shown in the dialog.
-export function confirmDialog(title, detail, run) {
+// returns a promise whose failure is shown in the dialog; label names the
+// button that does it.
+export function confirmDialog(title, detail, run, label = "Delete") {
   openDialog(title, (close) => {
     const err = h("p", { class: "error", role: "alert" });
-    const ok = h("button", { type: "button", class: "danger", id: "confirm-ok" }, "Delete");
+    const ok = h("button", { type: "button", class: "danger", id: "confirm-ok" }, label);
     ok.addEventListener("click", async () => {
       ok.disabled = true;
       try { await run(); close(); } catch (e) { err.textContent = e.message; ok.disabled = false; }

@@ -8,6 +8,7 @@ import * as actions from "./actions.js";
 import * as lists from "./lists.js";
 import { edit } from "./edit.js";
 import { initSearch } from "./search.js";
+import * as detail from "./detail.js";
 
 const ROUTES = [
   { re: /^\/$/, view: cluster.overview, nav: "/" },
@@ -16,6 +17,9 @@ const ROUTES = [
   ...lists.routes,
   { re: /^\/edit\/([^/]+)\/([^/]+)\/([^/]+)$/, view: edit, nav: "" },
   { re: /^\/pods\/([^/]+)\/([^/]+)$/, view: workloads.pod, nav: "/workloads" },
+  { re: /^\/(deployments|daemonsets|statefulsets|replicasets|jobs|cronjobs)\/([^/]+)\/([^/]+)$/, view: detail.view, nav: "/workloads" },
+  { re: /^\/(services)\/([^/]+)\/([^/]+)$/, view: detail.view, nav: "/services" },
+  { re: /^\/(persistentvolumeclaims)\/([^/]+)\/([^/]+)$/, view: detail.view, nav: "/persistentvolumeclaims" },
   { re: /^\/apply$/, view: actions.apply, nav: "/apply" },
   { re: /^\/join$/, view: actions.join, nav: "/join" },
 ];

@@ -4,6 +4,7 @@ import * as api from "./api.js";
 import { h, age, badge, table, dl, chips, phaseBadge, quantity, fmtCPU, fmtBytes } from "./dom.js";
 import { confirmDialog } from "./actions.js";
 import { consolePanel } from "./console.js";
+import { owners } from "./detail.js";
 
 function deleteButton(kind, path, ns, name, notify, id) {
   return h("button", {
@@ -146,7 +147,7 @@ export const pod = {
         ["Created", age(p.metadata.creationTimestamp) + " ago"],
         ["Reason", [st.reason, st.message].filter(Boolean).join(": ")],
         ["Labels", chips(p.metadata.labels)],
-        ["Owner", (p.metadata.ownerReferences || []).map((o) => `${o.kind}/${o.name}`).join(", ")],
+        ["Owner", owners(p)],
       ]),
       h("h2", null, "Containers"),
       table("Containers", ["Name", "Image", "State", "Ready", "Restarts", "CPU used / req / lim", "Memory used / req / lim"],
