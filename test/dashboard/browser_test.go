@@ -79,7 +79,7 @@ func startServer(t testing.TB, clk *clock.Fake) (*testServer, *client.Client) {
 }
 
 // startServerWith starts s, as startServer does, with s's options.
-func startServerWith(t *testing.T, s *testServer) (*testServer, *client.Client) {
+func startServerWith(t testing.TB, s *testServer) (*testServer, *client.Client) {
 	t.Helper()
 	s.t, s.dir, s.listen = t, t.TempDir(), "127.0.0.1:0"
 	s.start()
