@@ -18,8 +18,8 @@ type broadcaster struct {
 	// dropped to keep it within maxBytes (≤ 0: no bound), the newest
 	// change always kept.
 	bytes, maxBytes int64
-	closed   bool
-	closeErr error
+	closed          bool
+	closeErr        error
 
 	wg sync.WaitGroup // one per running watcher goroutine
 }
