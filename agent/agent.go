@@ -33,6 +33,7 @@ import (
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/footprint"
 	"github.com/skiffhq/skiff/internal/supervise"
 	"github.com/skiffhq/skiff/internal/tunnel"
 )
@@ -535,7 +536,32 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	a.registrar = reg
 	a.mu.Unlock()
 	g.Go("node", reg.Run)
+	g.Go("release start-up pages", a.releaseStartupPages)
 	return nil
+}
+
+// startupSettle is how long after going online the agent drops its
+// start-up pages: by then every loop has run once.
+const startupSettle = 15 * time.Second
+
+// releaseStartupPages unmaps, once start-up is over, the pages of the
+// binary that the start-up of every linked package (server and CLI
+// included) faulted in (see internal/footprint), then waits for ctx.
+func (a *Agent) releaseStartupPages(ctx context.Context) error {
+	t := a.clk.NewTimer(startupSettle)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C():
+	}
+	if n, err := footprint.ReleaseStartupPages(); err != nil {
+		a.log.Warn("release start-up pages", "err", err)
+	} else {
+		a.log.Debug("released start-up pages", "bytes", n)
+	}
+	<-ctx.Done()
+	return ctx.Err()
 }
 
 // Usage returns the last usage report the agent built (what it sent the

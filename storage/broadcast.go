@@ -14,18 +14,33 @@ type broadcaster struct {
 	watchers map[string]map[*Watcher]struct{}
 	ring     []*change // circular; ring[start] is the oldest of n
 	start, n int
-	closed   bool
-	closeErr error
+	// bytes is what the ring's changes hold (changeBytes); the oldest are
+	// dropped to keep it within maxBytes (≤ 0: no bound), the newest
+	// change always kept.
+	bytes, maxBytes int64
+	closed          bool
+	closeErr        error
 
 	wg sync.WaitGroup // one per running watcher goroutine
 }
 
-func newBroadcaster(rev int64, ringSize int) *broadcaster {
+func newBroadcaster(rev int64, ringSize int, maxBytes int64) *broadcaster {
 	return &broadcaster{
 		rev:      rev,
 		watchers: make(map[string]map[*Watcher]struct{}),
 		ring:     make([]*change, ringSize),
+		maxBytes: maxBytes,
 	}
+}
+
+// changeOverhead approximates what a change holds besides its byte
+// slices: the struct, its key and the decoded label and field sets.
+const changeOverhead = 512
+
+// changeBytes is what c holds in memory, the decoded object a watcher may
+// have attached excepted.
+func changeBytes(c *change) int64 {
+	return int64(changeOverhead + len(c.value) + len(c.rawLabels) + len(c.rawFields) + len(c.rawPrevLabels) + len(c.rawPrevFields))
 }
 
 // publish delivers cs (committed, in revision order) to every watcher of
@@ -53,13 +68,24 @@ func (b *broadcaster) pushLocked(c *change) {
 	if len(b.ring) == 0 {
 		return
 	}
-	if b.n < len(b.ring) {
-		b.ring[(b.start+b.n)%len(b.ring)] = c
-		b.n++
-		return
+	if b.n == len(b.ring) {
+		b.dropOldestLocked()
 	}
-	b.ring[b.start] = c
+	b.ring[(b.start+b.n)%len(b.ring)] = c
+	b.n++
+	b.bytes += changeBytes(c)
+	for b.maxBytes > 0 && b.bytes > b.maxBytes && b.n > 1 {
+		b.dropOldestLocked()
+	}
+}
+
+// dropOldestLocked forgets the oldest change of the ring: watches from
+// before it replay from the change log.
+func (b *broadcaster) dropOldestLocked() {
+	b.bytes -= changeBytes(b.ring[b.start])
+	b.ring[b.start] = nil
 	b.start = (b.start + 1) % len(b.ring)
+	b.n--
 }
 
 // oldestLocked returns the revision of the oldest change in the ring, or
@@ -135,7 +161,7 @@ func (b *broadcaster) skipTo(rev int64, err error) {
 	}
 	clear(b.watchers)
 	clear(b.ring)
-	b.start, b.n = 0, 0
+	b.start, b.n, b.bytes = 0, 0, 0
 	b.rev = rev
 }
 

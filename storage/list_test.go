@@ -292,3 +292,35 @@ func TestListWatchRacingCreates(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchCacheByteBoundReplaysFromLog: with a watch cache of a few
+// kilobytes, large ConfigMaps push the older changes out of it, and a
+// watch from the start still sees every change, in order (the older ones
+// read back from the change log).
+func TestWatchCacheByteBoundReplaysFromLog(t *testing.T) {
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		ctx := context.Background()
+		s := b.Open(t, storage.Options{WatchCacheBytes: 16 << 10})
+		big := strings.Repeat("x", 4<<10)
+		const n = 20
+		for i := range n {
+			if err := s.Create(ctx, storagetest.ConfigMap("default", fmt.Sprintf("big-%02d", i), map[string]string{"v": big})); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w, err := s.Watch(ctx, "configmaps", storage.WatchOptions{Revision: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		for i, ev := range storagetest.Collect(t, w, n, waitEvent) {
+			o, err := ev.Object()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("big-%02d", i); ev.Type != storage.Added || o.GetObjectMeta().Name != want {
+				t.Fatalf("event %d: %v %s; want Added %s", i, ev.Type, o.GetObjectMeta().Name, want)
+			}
+		}
+	})
+}

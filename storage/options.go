@@ -18,6 +18,7 @@ const (
 	DefaultMaxBatch            = 256
 	DefaultWatchBuffer         = 1024
 	DefaultWatchCacheSize      = 4096
+	DefaultWatchCacheBytes     = 32 << 20
 	DefaultReadConns           = 4
 	DefaultWriteTimeout        = 10 * time.Second
 	DefaultPollInterval        = time.Second
@@ -73,6 +74,13 @@ type Options struct {
 	// called Event.Object, the decoded object. Default 4096; negative
 	// disables the cache.
 	WatchCacheSize int
+	// WatchCacheBytes bounds the memory of those changes (their stored
+	// values, labels and fields): the oldest are dropped first, so a few
+	// large objects (ConfigMaps near the size limit) cannot make the
+	// cache hold gigabytes. Decoded objects come on top, at most about as
+	// much again. Default 32 MiB; negative: bounded by WatchCacheSize
+	// alone.
+	WatchCacheBytes int64
 	// ReadConns is the size of the read connection pool. Default 4.
 	ReadConns int
 
@@ -159,6 +167,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WatchCacheSize == 0 {
 		o.WatchCacheSize = DefaultWatchCacheSize
+	}
+	if o.WatchCacheBytes == 0 {
+		o.WatchCacheBytes = DefaultWatchCacheBytes
 	}
 	if o.WatchCacheSize < 0 {
 		o.WatchCacheSize = 0

@@ -152,7 +152,7 @@ func (s *Store) open(ctx context.Context) error {
 	if s.rs, err = prepareReads(ctx, s.rdb, s.be.rebind); err != nil {
 		return err
 	}
-	s.bc = newBroadcaster(rev, s.opts.WatchCacheSize)
+	s.bc = newBroadcaster(rev, s.opts.WatchCacheSize, s.opts.WatchCacheBytes)
 	return nil
 }
 

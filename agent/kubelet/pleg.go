@@ -57,10 +57,17 @@ type pleg struct {
 	pods     map[string]*runtime.PodStatus // last relist, by UID
 	relisted time.Time
 	dropped  int
+	// Views are ordered by when their reading began: seq counts the
+	// beginnings, relistSeq is the installed relist's, podSeq the latest
+	// single-pod read of each pod (fresh) since. An older view never
+	// replaces a newer one.
+	seq       uint64
+	relistSeq uint64
+	podSeq    map[string]uint64
 }
 
 func newPLEG(rt runtime.Runtime, c clock.Clock, log *slog.Logger) *pleg {
-	return &pleg{rt: rt, clock: c, log: log, events: make(chan PodLifecycleEvent, 1000), pods: map[string]*runtime.PodStatus{}, wake: make(chan struct{})}
+	return &pleg{rt: rt, clock: c, log: log, events: make(chan PodLifecycleEvent, 1000), pods: map[string]*runtime.PodStatus{}, podSeq: map[string]uint64{}, wake: make(chan struct{})}
 }
 
 // run relists every period and whenever the runtime reports an event,
@@ -151,6 +158,10 @@ func (p *pleg) waiters() int {
 // relistOnce lists the runtime, updates the cache and emits events.
 // Only relist calls it, one at a time.
 func (p *pleg) relistOnce(ctx context.Context) error {
+	p.mu.Lock()
+	p.seq++
+	begun := p.seq
+	p.mu.Unlock()
 	list, err := p.rt.ListPods(ctx)
 	if err != nil {
 		return fmt.Errorf("list runtime pods: %w", err)
@@ -160,22 +171,35 @@ func (p *pleg) relistOnce(ctx context.Context) error {
 	for i := range list {
 		cur[list[i].UID] = &list[i]
 	}
+	var events []PodLifecycleEvent
 	p.mu.Lock()
 	old := p.pods
+	for uid, s := range p.podSeq {
+		if s < begun {
+			delete(p.podSeq, uid)
+			continue
+		}
+		// Read on its own after this listing began: that view is newer.
+		if v, ok := old[uid]; ok {
+			cur[uid] = v
+		} else {
+			delete(cur, uid)
+		}
+	}
 	p.pods = cur
 	p.relisted = now
-	p.mu.Unlock()
+	p.relistSeq = begun
 	for uid, np := range cur {
-		for _, e := range diffPod(uid, old[uid], np) {
-			p.emit(e)
-		}
+		events = append(events, diffPod(uid, old[uid], np)...)
 	}
 	for uid, op := range old {
 		if _, ok := cur[uid]; !ok {
-			for _, e := range diffPod(uid, op, nil) {
-				p.emit(e)
-			}
+			events = append(events, diffPod(uid, op, nil)...)
 		}
+	}
+	p.mu.Unlock()
+	for _, e := range events {
+		p.emit(e)
 	}
 	return nil
 }
@@ -228,14 +252,37 @@ func diffPod(uid string, old, cur *runtime.PodStatus) []PodLifecycleEvent {
 	return out
 }
 
-// fresh relists and returns pod uid's runtime view (nil when the runtime
-// holds nothing of it). syncPod uses it so that it never decides on a view
-// older than its own previous actions.
+// fresh reads pod uid's runtime view afresh — that pod's containers only,
+// whatever else runs — updates the cache and emits its events, and
+// returns it (nil when the runtime holds nothing of it). syncPod uses it
+// so that it never decides on a view older than its own previous actions.
 func (p *pleg) fresh(ctx context.Context, uid string) (*runtime.PodStatus, error) {
-	if err := p.relist(ctx); err != nil {
-		return nil, err
+	p.mu.Lock()
+	p.seq++
+	begun := p.seq
+	p.mu.Unlock()
+	ps, err := p.rt.PodStatus(ctx, uid)
+	if err != nil {
+		return nil, fmt.Errorf("read runtime pod %s: %w", uid, err)
 	}
-	return p.get(uid), nil
+	var events []PodLifecycleEvent
+	p.mu.Lock()
+	if begun > p.relistSeq && begun > p.podSeq[uid] {
+		p.podSeq[uid] = begun
+		events = diffPod(uid, p.pods[uid], ps)
+		if ps == nil {
+			delete(p.pods, uid)
+		} else {
+			cp := *ps
+			cp.Containers = append([]runtime.ContainerStatus(nil), ps.Containers...)
+			p.pods[uid] = &cp
+		}
+	}
+	p.mu.Unlock()
+	for _, e := range events {
+		p.emit(e)
+	}
+	return ps, nil
 }
 
 // get returns the cached runtime view of pod uid, nil if none.

@@ -13,7 +13,8 @@ import (
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
-// gatedRuntime's ListPods counts calls and blocks until released.
+// gatedRuntime's ListPods counts calls, lists, and blocks until released
+// before it returns that listing.
 type gatedRuntime struct {
 	*fake.Runtime
 	calls   atomic.Int32
@@ -23,13 +24,14 @@ type gatedRuntime struct {
 
 func (g *gatedRuntime) ListPods(ctx context.Context) ([]runtime.PodStatus, error) {
 	g.calls.Add(1)
+	l, err := g.Runtime.ListPods(ctx)
 	g.entered <- struct{}{}
 	select {
 	case <-g.release:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return g.Runtime.ListPods(ctx)
+	return l, err
 }
 
 // TestRelistCoalesces: callers that arrive while a relist runs share
@@ -84,5 +86,69 @@ func TestRelistCoalesces(t *testing.T) {
 	g.release <- struct{}{}
 	if err := <-first; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFreshReadsOnePodAndOutranksOlderRelists: fresh reads only its pod
+// (no listing of every pod), emits that pod's events, and a relist that
+// began before it cannot put back the older view it listed.
+func TestFreshReadsOnePodAndOutranksOlderRelists(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	rt := fake.New(clk)
+	g := &gatedRuntime{Runtime: rt, entered: make(chan struct{}, 16), release: make(chan struct{})}
+	p := newPLEG(g, clk, slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	for _, uid := range []string{"a", "b"} {
+		if _, err := rt.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: uid, PodName: uid, Namespace: "default"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, err := rt.CreateContainer(ctx, runtime.ContainerConfig{PodUID: "a", PodName: "a", Namespace: "default", Name: "c", Image: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A relist begins and lists the container as created…
+	done := make(chan error, 1)
+	go func() { done <- p.relist(ctx) }()
+	<-g.entered
+	// …then the container starts and the sync loop reads its pod afresh.
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := p.fresh(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps == nil || len(ps.Containers) != 1 || ps.Containers[0].State != runtime.StateRunning {
+		t.Fatalf("fresh(a) = %+v; want its one container running", ps)
+	}
+	if n := g.calls.Load(); n != 1 {
+		t.Fatalf("ListPods called %d times; want only the relist's (fresh reads one pod)", n)
+	}
+	if n := rt.CallCount(fake.MethodPodStatus, "a"); n != 1 {
+		t.Fatalf("PodStatus(a) called %d times; want 1", n)
+	}
+	var started bool
+	for len(p.events) > 0 {
+		if e := <-p.events; e.PodUID == "a" && e.Type == ContainerStarted && e.Data == id {
+			started = true
+		} else if e.PodUID != "a" {
+			t.Fatalf("fresh(a) emitted %+v for another pod", e)
+		}
+	}
+	if !started {
+		t.Fatal("fresh(a) did not emit ContainerStarted")
+	}
+	// The relist ends with what it listed before the start: the cache
+	// keeps the newer view of a, and takes b.
+	g.release <- struct{}{}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := p.get("a"); got == nil || got.Containers[0].State != runtime.StateRunning {
+		t.Fatalf("cached a = %+v after an older relist; want running", got)
+	}
+	if p.get("b") == nil {
+		t.Fatal("the relist's view of b is missing")
 	}
 }

@@ -77,6 +77,11 @@ type Runtime interface {
 	// or exited containers, or just a sandbox — grouped by pod UID. It is
 	// the source of truth the agent adopts after a restart.
 	ListPods(ctx context.Context) ([]PodStatus, error)
+	// PodStatus returns what the runtime holds of one pod, as ListPods
+	// would list it, or nil when it holds nothing. It costs a look at that
+	// pod's containers only, however many pods run: the sync loop reads
+	// its pod's fresh state with it.
+	PodStatus(ctx context.Context, uid string) (*PodStatus, error)
 	// Events streams container lifecycle events until ctx ends. The
 	// channel may drop events when the reader is slow: the agent relists
 	// periodically as a safety net.

@@ -51,6 +51,12 @@ type Config struct {
 	Clock clock.Clock
 	// BatchDelay: default DefaultBatchDelay.
 	BatchDelay time.Duration
+	// PhaseChangeDelay is how long a status that changes the pod's phase
+	// or its Ready condition (from the server's copy) waits before it is
+	// written: 0, the default, writes it as soon as the writer is free,
+	// so a pod is seen Running without the batch delay. Changes arriving
+	// while a write is under way are still coalesced into the next.
+	PhaseChangeDelay time.Duration
 	// ResyncPeriod: default DefaultResyncPeriod.
 	ResyncPeriod time.Duration
 	// Backoff bounds the waits after failed writes (per pod). Default
@@ -69,7 +75,7 @@ func (c Config) Validate() error {
 	if c.NodeName == "" {
 		errs = append(errs, errors.New("status manager: a node name is required"))
 	}
-	if c.BatchDelay < 0 || c.ResyncPeriod < 0 {
+	if c.BatchDelay < 0 || c.ResyncPeriod < 0 || c.PhaseChangeDelay < 0 {
 		errs = append(errs, errors.New("status manager: negative period"))
 	}
 	return errors.Join(errs...)
@@ -115,6 +121,8 @@ type entry struct {
 	refresh    bool           // re-read the server's copy before writing
 	server     *api.Pod       // last known server copy (the mirror for static pods)
 	due        time.Time      // when to sync; zero when nothing to do
+	urgent     uint64         // the latest version that changed phase or readiness
+	failing    bool           // the last write failed: due is a back-off
 	bo         backoff.Backoff
 }
 
@@ -168,7 +176,7 @@ func (m *Manager) SetPodStatus(pod *api.Pod, status api.PodStatus) {
 		return
 	}
 	e.status = &st
-	m.dirtyLocked(e)
+	m.dirtyLocked(e, phaseChanged(e.server, &st))
 	m.mu.Unlock()
 	m.wake()
 }
@@ -186,7 +194,7 @@ func (m *Manager) PodTerminated(pod *api.Pod) {
 	m.mu.Lock()
 	e := m.entryLocked(pod)
 	e.terminated = true
-	m.dirtyLocked(e)
+	m.dirtyLocked(e, false)
 	m.mu.Unlock()
 	m.wake()
 }
@@ -223,13 +231,38 @@ func (m *Manager) entryLocked(pod *api.Pod) *entry {
 	return e
 }
 
-// dirtyLocked schedules e's sync after the batch delay, unless it is
-// already scheduled (earlier, or later while it backs off).
-func (m *Manager) dirtyLocked(e *entry) {
+// dirtyLocked schedules e's sync after the batch delay (the phase change
+// delay when urgent), unless it is already scheduled earlier, or later
+// while it backs off.
+func (m *Manager) dirtyLocked(e *entry, urgent bool) {
 	e.version++
-	if e.due.IsZero() {
-		e.due = m.clock.Now().Add(m.cfg.BatchDelay)
+	delay := m.cfg.BatchDelay
+	if urgent {
+		e.urgent = e.version
+		delay = m.cfg.PhaseChangeDelay
 	}
+	due := m.clock.Now().Add(delay)
+	if e.due.IsZero() || !e.failing && due.Before(e.due) {
+		e.due = due
+	}
+}
+
+// phaseChanged reports whether st changes the phase or the Ready
+// condition of server (the last known server copy; a change when nil).
+func phaseChanged(server *api.Pod, st *api.PodStatus) bool {
+	if server == nil {
+		return true
+	}
+	return server.Status.Phase != st.Phase || podReady(&server.Status) != podReady(st)
+}
+
+func podReady(st *api.PodStatus) string {
+	for _, c := range st.Conditions {
+		if c.Type == api.PodReady {
+			return c.Status
+		}
+	}
+	return ""
 }
 
 func (m *Manager) wake() {

@@ -62,18 +62,23 @@ func (r *recordingClient) Do(ctx context.Context, method, path string, body io.R
 }
 
 type fixture struct {
-	srv    *agenttest.Server
-	rc     *recordingClient
-	clk    *clock.Fake
-	m      *Manager
-	rounds chan struct{}
+	phaseDelay time.Duration
+	srv        *agenttest.Server
+	rc         *recordingClient
+	clk        *clock.Fake
+	m          *Manager
+	rounds     chan struct{}
 }
 
-func start(t *testing.T) *fixture {
+// start starts a manager whose phase changes wait the batch delay too,
+// so each test steps every write with round.
+func start(t *testing.T) *fixture { return startWithPhaseDelay(t, batch) }
+
+func startWithPhaseDelay(t *testing.T, phaseDelay time.Duration) *fixture {
 	t.Helper()
 	srv := agenttest.StartServer(t)
-	f := &fixture{srv: srv, rc: &recordingClient{Client: srv.NodeClient("n1")}, clk: clock.NewFake(time.Unix(1e9, 0)), rounds: make(chan struct{}, 100)}
-	m, err := New(Config{Client: f.rc, NodeName: "n1", Clock: f.clk, BatchDelay: batch, ResyncPeriod: resync,
+	f := &fixture{phaseDelay: phaseDelay, srv: srv, rc: &recordingClient{Client: srv.NodeClient("n1")}, clk: clock.NewFake(time.Unix(1e9, 0)), rounds: make(chan struct{}, 100)}
+	m, err := New(Config{Client: f.rc, NodeName: "n1", Clock: f.clk, BatchDelay: batch, PhaseChangeDelay: f.phaseDelay, ResyncPeriod: resync,
 		Backoff: backoff.Backoff{Min: retryMax / 4, Max: retryMax}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +131,42 @@ func TestStatusCoalescesAndSkipsEqualWritesRealServer(t *testing.T) {
 	f.round(t, batch)
 	if got := f.rc.writes(); len(got) != 1 {
 		t.Fatalf("writes = %q; want no write of a status equal to the server's", got)
+	}
+}
+
+// TestStatusPhaseChangeWrittenAtOnceRealServer: with the default phase
+// change delay (0), a status that makes a Pending pod Running is written
+// without waiting for the batch delay; a later change that keeps the
+// phase and readiness waits for it, and several such changes make one
+// write.
+func TestStatusPhaseChangeWrittenAtOnceRealServer(t *testing.T) {
+	f := startWithPhaseDelay(t, 0)
+	pod := f.srv.CreatePod(agenttest.Pod("p", "n1"))
+	f.m.SetPodStatus(pod, running("up"))
+	select {
+	case <-f.rounds:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the phase change was not written without advancing the clock")
+	}
+	if got := f.rc.writes(); len(got) != 1 || got[0] != "status p" {
+		t.Fatalf("writes = %q; want one status write", got)
+	}
+	if cur := f.srv.GetPod("default", "p"); cur.Status.Phase != api.PodRunning {
+		t.Fatalf("server phase = %s; want Running", cur.Status.Phase)
+	}
+	for i := 0; i < 5; i++ {
+		f.m.SetPodStatus(pod, running(fmt.Sprint("still ", i)))
+	}
+	f.clk.BlockUntil(2) // the resync ticker and the batch timer
+	if got := f.rc.writes(); len(got) != 1 {
+		t.Fatalf("writes = %q before the batch delay; want none beyond the first", got)
+	}
+	f.round(t, batch)
+	if got := f.rc.writes(); len(got) != 2 {
+		t.Fatalf("writes = %q; want the five same-phase changes in one write", got)
+	}
+	if cur := f.srv.GetPod("default", "p"); cur.Status.Message != "still 4" {
+		t.Fatalf("server message = %q; want \"still 4\"", cur.Status.Message)
 	}
 }
 

@@ -110,10 +110,12 @@ func (m *Manager) finish(j job, res result, err error) {
 	now := m.clock.Now()
 	if err != nil {
 		e.due = now.Add(e.bo.Next())
+		e.failing = true
 		m.log.Warn("write pod status; will retry", "pod", j.pod.Namespace+"/"+j.pod.Name, "err", err)
 		return
 	}
 	e.bo.Reset()
+	e.failing = false
 	e.refresh = false
 	if res.server != nil {
 		e.server = res.server
@@ -123,9 +125,12 @@ func (m *Manager) finish(j job, res result, err error) {
 		e.server = nil
 	}
 	e.synced = j.version
-	if e.version != e.synced {
-		e.due = now.Add(m.cfg.BatchDelay) // changed while we wrote
-	} else {
+	switch {
+	case e.urgent > e.synced:
+		e.due = now.Add(m.cfg.PhaseChangeDelay) // changed while we wrote
+	case e.version != e.synced:
+		e.due = now.Add(m.cfg.BatchDelay)
+	default:
 		e.due = time.Time{}
 	}
 }

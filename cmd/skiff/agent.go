@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/skiffhq/skiff/agent"
@@ -107,8 +109,17 @@ func runAgent(ctx context.Context, env *cliEnv, args []string) error {
 	cfg.Server, cfg.Token, cfg.ClusterCIDR = f.server, f.token, f.clusterCIDR
 	cfg.ServiceCIDR, cfg.ClusterDNS, cfg.ClusterDomain = f.serviceCIDR, f.clusterDNS, f.clusterDomain
 	cfg.Logger = slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(agentGCPercent)
+	}
 	return agent.Run(ctx, cfg)
 }
+
+// agentGCPercent is the agent's GOGC unless the environment sets one. An
+// idle agent's live heap is 2–3 MB; at 50 its heap grows to 1.5×, not
+// 2×, of that between collections: about 2 MB less resident memory for a
+// collection every few seconds that costs a millisecond or two.
+const agentGCPercent = 50
 
 // agentConfig turns the agent flags (by name) into an agent.Config.
 func agentConfig(v map[string]string, dataDir string) (agent.Config, error) {

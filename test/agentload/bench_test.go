@@ -19,8 +19,10 @@ import (
 	"github.com/skiffhq/skiff/internal/testenv"
 )
 
-// skiffBin is the binary TestMain builds once.
-var skiffBin string
+// skiffBin is the binary TestMain builds once; agentBin is a copy of it
+// (another file, so other page-cache pages) the agent runs from, as on a
+// node that runs no server.
+var skiffBin, agentBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "skiff-agentload-")
@@ -35,9 +37,36 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "agentload: build skiff: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	agentBin = filepath.Join(dir, "skiff-agent")
+	if err := copySynced(skiffBin, agentBin); err != nil {
+		fmt.Fprintf(os.Stderr, "agentload: copy skiff: %v\n", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// copySynced copies the executable src to dst and syncs it, so that its
+// pages in the page cache are clean, as an installed binary's are.
+func copySynced(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func freePort(tb testing.TB) string {
@@ -81,12 +110,12 @@ func start(tb testing.TB) *cluster {
 	c.socket = socket
 	tar, _ := testenv.BusyboxImage(tb)
 	port := freePort(tb)
-	run := func(name string, args ...string) *exec.Cmd {
+	run := func(bin, name string, args ...string) *exec.Cmd {
 		logf, err := os.Create(filepath.Join(dir, name+".log"))
 		if err != nil {
 			tb.Fatal(err)
 		}
-		cmd := exec.Command(skiffBin, args...)
+		cmd := exec.Command(bin, args...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		if err := cmd.Start(); err != nil {
 			tb.Fatal(err)
@@ -98,7 +127,7 @@ func start(tb testing.TB) *cluster {
 		})
 		return cmd
 	}
-	run("server", "server", "--disable-agent", "--config", "", "--data-dir", filepath.Join(dir, "s"), "--listen", "127.0.0.1:"+port)
+	run(skiffBin, "server", "server", "--disable-agent", "--config", "", "--data-dir", filepath.Join(dir, "s"), "--listen", "127.0.0.1:"+port)
 	cfgPath := filepath.Join(dir, "s", "server", "skiff.yaml")
 	var cfg client.Config
 	waitFor(tb, 60*time.Second, "server config", func() bool {
@@ -124,7 +153,7 @@ func start(tb testing.TB) *cluster {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(c.cleanup)
-	c.agent = run("agent", "agent", "--config", "", "--server", cfg.Server, "--token", strings.TrimSpace(string(tok)),
+	c.agent = run(agentBin, "agent", "agent", "--config", "", "--server", cfg.Server, "--token", strings.TrimSpace(string(tok)),
 		"--data-dir", c.agentDir, "--node-name", "bench", "--containerd", socket, "--cgroup-root", c.cgroup,
 		"--node-ip", "127.0.0.1", "--agent-listen", "127.0.0.1:0", "--log-level", "warn")
 	nodes, _ := api.LookupResource("nodes")

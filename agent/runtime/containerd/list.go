@@ -6,9 +6,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/containerd/containerd/api/services/tasks/v1"
+	tasktypes "github.com/containerd/containerd/api/types/task"
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/errdefs"
+	"github.com/containerd/errdefs/pkg/errgrpc"
 
 	"github.com/skiffhq/skiff/agent/runtime"
 )
@@ -27,6 +30,17 @@ func (r *Runtime) ListPods(ctx context.Context) ([]runtime.PodStatus, error) {
 	if err != nil {
 		return nil, translate("list containers", err)
 	}
+	// One listing of every task, after the containers' (a task missing
+	// from it is gone, not yet to come), instead of two calls per
+	// container: a relist costs two round trips however many pods run.
+	tl, err := r.client.TaskService().List(ctx, &tasks.ListTasksRequest{})
+	if err != nil {
+		return nil, translate("list tasks", errgrpc.ToNative(err))
+	}
+	procs := make(map[string]*tasktypes.Process, len(tl.Tasks))
+	for _, t := range tl.Tasks {
+		procs[t.ID] = t
+	}
 	pods := map[string]*runtime.PodStatus{}
 	get := func(uid string) *runtime.PodStatus {
 		if pods[uid] == nil {
@@ -42,7 +56,7 @@ func (r *Runtime) ListPods(ctx context.Context) ([]runtime.PodStatus, error) {
 		if err != nil {
 			return nil, translate("container "+c.ID(), err)
 		}
-		st, err := r.containerStatus(ctx, c, info)
+		st, err := r.containerStatus(ctx, c, info, procs[c.ID()])
 		if errdefs.IsNotFound(err) {
 			continue
 		}
@@ -64,22 +78,81 @@ func (r *Runtime) ListPods(ctx context.Context) ([]runtime.PodStatus, error) {
 	}
 	out := make([]runtime.PodStatus, 0, len(pods))
 	for _, p := range pods {
-		sort.Slice(p.Containers, func(i, j int) bool {
-			a, b := p.Containers[i], p.Containers[j]
-			if a.Name != b.Name {
-				return a.Name < b.Name
-			}
-			return a.RestartCount < b.RestartCount
-		})
+		sortContainers(p.Containers)
 		out = append(out, *p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
 	return out, nil
 }
 
-// containerStatus reads one container's state from its task, or from its
-// recorded exit facts once the task is gone.
-func (r *Runtime) containerStatus(ctx context.Context, c client.Container, info containers.Container) (runtime.ContainerStatus, error) {
+// PodStatus implements runtime.Runtime: the pod's sandbox (record, netns,
+// cgroup) and its containers, each task read on its own.
+func (r *Runtime) PodStatus(ctx context.Context, uid string) (*runtime.PodStatus, error) {
+	if err := validPodUID(uid); err != nil {
+		return nil, err
+	}
+	ctx = r.nsctx(ctx)
+	sb, rec, err := r.sandboxOf(uid)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := r.client.Containers(ctx, `labels."`+runtime.LabelPodUID+`"==`+strconv.Quote(uid))
+	if err != nil {
+		return nil, translate("list containers of pod "+uid, err)
+	}
+	if sb == nil && len(cs) == 0 {
+		return nil, nil
+	}
+	p := &runtime.PodStatus{UID: uid, Sandbox: sb}
+	if rec != nil {
+		p.Name, p.Namespace = rec.Name, rec.Namespace
+	}
+	for _, c := range cs {
+		info, err := c.Info(ctx, client.WithoutRefreshedMetadata)
+		if errdefs.IsNotFound(err) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, translate("container "+c.ID(), err)
+		}
+		var proc *tasktypes.Process
+		resp, err := r.client.TaskService().Get(ctx, &tasks.GetRequest{ContainerID: c.ID()})
+		switch err := translate("task of "+c.ID(), errgrpc.ToNative(err)); {
+		case errdefs.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		default:
+			proc = resp.Process
+		}
+		st, err := r.containerStatus(ctx, c, info, proc)
+		if errdefs.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		p.Name, p.Namespace = info.Labels[runtime.LabelPodName], info.Labels[runtime.LabelPodNamespace]
+		p.Containers = append(p.Containers, st)
+		r.rememberPod(c.ID(), st.PodUID)
+	}
+	sortContainers(p.Containers)
+	return p, nil
+}
+
+func sortContainers(cs []runtime.ContainerStatus) {
+	sort.Slice(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.RestartCount < b.RestartCount
+	})
+}
+
+// containerStatus reads one container's state from its task's process as
+// listed (nil: no task), or from its recorded exit facts once the task is
+// gone.
+func (r *Runtime) containerStatus(ctx context.Context, c client.Container, info containers.Container, proc *tasktypes.Process) (runtime.ContainerStatus, error) {
 	l := info.Labels
 	restart, _ := strconv.Atoi(l[runtime.LabelRestartCount])
 	st := runtime.ContainerStatus{
@@ -99,8 +172,7 @@ func (r *Runtime) containerStatus(ctx context.Context, c client.Container, info 
 		st.State, st.ExitCode, st.FinishedAt, st.Reason = runtime.StateExited, f.code, f.at, f.reason
 		return st, nil
 	}
-	task, err := c.Task(ctx, nil)
-	if errdefs.IsNotFound(err) {
+	if proc == nil {
 		if st.StartedAt.IsZero() {
 			st.State = runtime.StateCreated
 			return st, nil
@@ -111,20 +183,13 @@ func (r *Runtime) containerStatus(ctx context.Context, c client.Container, info 
 		st.Message = "the container's task is gone and its exit was not recorded (host restart?)"
 		return st, nil
 	}
-	if err != nil {
-		return st, translate("task of "+c.ID(), err)
-	}
-	ts, err := task.Status(ctx)
-	if err != nil {
-		return st, translate("task status "+c.ID(), err)
-	}
-	st.PID = task.Pid()
-	switch ts.Status {
-	case client.Created:
+	st.PID = proc.Pid
+	switch proc.Status {
+	case tasktypes.Status_CREATED:
 		st.State = runtime.StateCreated
-	case client.Running, client.Paused, client.Pausing:
+	case tasktypes.Status_RUNNING, tasktypes.Status_PAUSED, tasktypes.Status_PAUSING:
 		st.State = runtime.StateRunning
-	case client.Stopped:
+	case tasktypes.Status_STOPPED:
 		f, err := r.reap(ctx, c)
 		if err != nil {
 			return st, err

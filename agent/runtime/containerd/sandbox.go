@@ -106,6 +106,41 @@ func (r *Runtime) writeRecord(rec sandboxRecord) error {
 	return nil
 }
 
+// sandboxOf returns pod uid's sandbox on disk — from its record, netns
+// file and cgroup — with its record when there is one; nil when there is
+// none.
+func (r *Runtime) sandboxOf(uid string) (*runtime.Sandbox, *sandboxRecord, error) {
+	var sb *runtime.Sandbox
+	get := func() *runtime.Sandbox {
+		if sb == nil {
+			sb = &runtime.Sandbox{PodUID: uid}
+		}
+		return sb
+	}
+	var rec *sandboxRecord
+	b, err := os.ReadFile(filepath.Join(recordDir(r.data), uid+".json"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("read sandbox record: %w", err)
+	}
+	if err == nil {
+		var rc sandboxRecord
+		if json.Unmarshal(b, &rc) == nil && rc.UID == uid {
+			rec = &rc
+			get()
+		}
+	}
+	if p := filepath.Join(netnsDir(r.data), uid); isNetNS(p) {
+		get().NetNSPath = p
+	}
+	switch p, err := r.cg.Pod(uid); {
+	case err == nil:
+		get().CgroupParent = p.Path
+	case !errors.Is(err, cgroups.ErrNotFound):
+		return nil, nil, fmt.Errorf("sandbox of pod %s: %w", uid, err)
+	}
+	return sb, rec, nil
+}
+
 // sandboxes returns every sandbox on disk — from records, netns files
 // and pod cgroups — with its record when there is one.
 func (r *Runtime) sandboxes() (map[string]*runtime.Sandbox, map[string]sandboxRecord, error) {

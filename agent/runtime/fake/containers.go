@@ -142,6 +142,24 @@ func (r *Runtime) ListPods(ctx context.Context) ([]runtime.PodStatus, error) {
 	if err := r.recordLocked(Call{Method: MethodListPods}); err != nil {
 		return nil, err
 	}
+	return r.listLocked(""), nil
+}
+
+// PodStatus implements runtime.Runtime.
+func (r *Runtime) PodStatus(ctx context.Context, uid string) (*runtime.PodStatus, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.recordLocked(Call{Method: MethodPodStatus, Arg: uid}); err != nil {
+		return nil, err
+	}
+	if l := r.listLocked(uid); len(l) == 1 {
+		return &l[0], nil
+	}
+	return nil, nil
+}
+
+// listLocked lists every pod, or only pod only when it is not "".
+func (r *Runtime) listLocked(only string) []runtime.PodStatus {
 	pods := map[string]*runtime.PodStatus{}
 	get := func(uid, name, ns string) *runtime.PodStatus {
 		p := pods[uid]
@@ -152,10 +170,16 @@ func (r *Runtime) ListPods(ctx context.Context) ([]runtime.PodStatus, error) {
 		return p
 	}
 	for uid, cfg := range r.sandboxes {
+		if only != "" && uid != only {
+			continue
+		}
 		sb := sandboxOf(cfg)
 		get(uid, cfg.PodName, cfg.Namespace).Sandbox = &sb
 	}
 	for _, c := range r.containers {
+		if only != "" && c.status.PodUID != only {
+			continue
+		}
 		p := get(c.status.PodUID, c.cfg.PodName, c.cfg.Namespace)
 		p.Containers = append(p.Containers, c.status)
 	}
@@ -171,7 +195,7 @@ func (r *Runtime) ListPods(ctx context.Context) ([]runtime.PodStatus, error) {
 		out = append(out, *p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
-	return out, nil
+	return out
 }
 
 // Events implements runtime.Runtime. Every caller shares one channel; it

@@ -32,6 +32,7 @@ const (
 	MethodStopContainer   = "StopContainer"
 	MethodRemoveContainer = "RemoveContainer"
 	MethodListPods        = "ListPods"
+	MethodPodStatus       = "PodStatus"
 	MethodEvents          = "Events"
 )
 
