@@ -286,3 +286,49 @@ func TestRegistrarTriggerWritesReadyAtOnce(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestRegistrarRewritesConditionsAfterFailedHeartbeats: while the agent
+// could not reach the server, the server may have marked its node
+// Ready=Unknown; the first heartbeat that gets through afterwards writes
+// the conditions (Ready=True) rather than the lightweight beat, which
+// would leave the node NotReady until the next snapshot (found by the
+// partition scenario of test/faults).
+func TestRegistrarRewritesConditionsAfterFailedHeartbeats(t *testing.T) {
+	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
+	f := &fakeAPI{clk: clk}
+	const hb = 10 * time.Second
+	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	stepUntil(clk, start.Add(time.Minute), 100*time.Millisecond)
+	if !r.Registered() {
+		t.Fatal("not registered after a minute with the server up")
+	}
+	quiet := clk.Now()
+	stepUntil(clk, quiet.Add(time.Minute), 100*time.Millisecond)
+	for _, w := range f.readyWrites() {
+		if w.at.After(quiet) {
+			t.Fatalf("Ready written at %v with nothing changed; want lightweight beats only", w.at.Sub(start))
+		}
+	}
+	f.setDown(true)
+	stepUntil(clk, clk.Now().Add(time.Minute), 100*time.Millisecond)
+	f.setDown(false)
+	back := clk.Now()
+	stepUntil(clk, back.Add(hb+time.Second), 100*time.Millisecond)
+	var rewritten bool
+	for _, w := range f.readyWrites() {
+		if w.at.After(back) && w.status == api.ConditionTrue {
+			rewritten = true
+		}
+	}
+	if !rewritten {
+		t.Fatalf("no Ready=True written within a heartbeat of the server's return; writes: %+v", f.readyWrites())
+	}
+}

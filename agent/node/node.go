@@ -35,6 +35,8 @@ const (
 	DefaultHeartbeat = 10 * time.Second
 	// imagesEvery is how often the node's image list is refreshed.
 	imagesEvery = time.Minute
+	// minSyncTimeout is the least time one heartbeat may take.
+	minSyncTimeout = 5 * time.Second
 	// maxReportedImages bounds status.images, as the kubelet does (50).
 	maxReportedImages = 50
 )
@@ -159,12 +161,26 @@ func (r *Registrar) Run(ctx context.Context) error {
 	bo := backoff.Backoff{Min: min(time.Second, r.cfg.Heartbeat), Max: r.cfg.Heartbeat, Clock: r.clk}
 	for {
 		wait := r.cfg.Heartbeat
-		if err := r.SyncOnce(ctx); err != nil {
+		// One sync may take at most a heartbeat (5 s at least): a call
+		// stuck on a link that went silent must not hold the next
+		// heartbeat back for the client's whole timeout.
+		sctx, cancel := context.WithTimeout(ctx, max(r.cfg.Heartbeat, minSyncTimeout))
+		err := r.SyncOnce(sctx)
+		cancel()
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			r.log.Warn("node status", "node", r.cfg.NodeName, "err", err, "failures", bo.Failures()+1)
 			wait = bo.Next()
+			// While the server did not hear from us it may have marked
+			// the node unreachable (Ready=Unknown): the next sync that
+			// gets through sends the full conditions, not the
+			// lightweight beat, or the node would stay NotReady until the
+			// next snapshot.
+			r.mu.Lock()
+			r.sentSig = ""
+			r.mu.Unlock()
 		} else {
 			bo.Reset()
 		}
