@@ -102,7 +102,7 @@ type Config struct {
 	// server's node monitor grace; the fault suite shortens both.
 	NodeStatusInterval time.Duration
 	Clock              clock.Clock
-	Logger        *slog.Logger
+	Logger             *slog.Logger
 	// Ready, when set, is called once the kubelet runs (before the
 	// server may have answered).
 	Ready func(*Agent)
