@@ -31,8 +31,26 @@ func (h *agentHost) cut() {
 // lossy drops pct % of the packets between h and the server host, each
 // way.
 func (h *agentHost) lossy(pct int) {
-	h.nft(fmt.Sprintf("ip saddr %s numgen random mod 100 < %d drop", h.serverIP, pct),
-		fmt.Sprintf("ip daddr %s numgen random mod 100 < %d drop", h.serverIP, pct))
+	h.nft(fmt.Sprintf("ip saddr %s numgen random mod 100 < %d counter drop", h.serverIP, pct),
+		fmt.Sprintf("ip daddr %s numgen random mod 100 < %d counter drop", h.serverIP, pct))
+}
+
+// dropped is how many packets h's lossy rules dropped so far.
+func (h *agentHost) dropped() int {
+	t := h.c.t
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "exec", h.nsName, "nft", "list", "table", "inet", faultTable).CombinedOutput()
+	if err != nil {
+		t.Fatalf("nft list in %s: %v: %s", h.nsName, err, out)
+	}
+	n := 0
+	for _, f := range strings.Split(string(out), "counter packets ")[1:] {
+		var k int
+		if _, err := fmt.Sscan(f, &k); err == nil {
+			n += k
+		}
+	}
+	return n
 }
 
 // heal removes every fault of h's link.
