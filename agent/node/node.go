@@ -281,12 +281,16 @@ func (r *Registrar) heartbeat(ctx context.Context) error {
 		// Nothing to report but being alive: the lightweight call, with
 		// no body for the server to decode or store.
 		err := r.beat(ctx)
-		if err == nil || !errors.Is(err, errNotFound) {
+		switch {
+		case errors.Is(err, errStatusWanted):
+			// Fall through to the full write.
+		case err == nil || !errors.Is(err, errNotFound):
 			return err
+		default:
+			// Either the Node is gone or the server has no such call:
+			// the full write below tells which.
+			probing = true
 		}
-		// Either the Node is gone or the server has no such call: the
-		// full write below tells which.
-		probing = true
 	}
 	patch := map[string]any{"conditions": conds}
 	if imagesChanged {
@@ -358,8 +362,16 @@ func (r *Registrar) beat(ctx context.Context) error {
 		return err
 	}
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusResetContent {
+		return errStatusWanted
+	}
 	return nil
 }
+
+// errStatusWanted is the lightweight heartbeat answered 205: the server
+// marked the node unreachable while it could not hear it (its Ready
+// condition says Unknown), so the full conditions must be sent again.
+var errStatusWanted = errors.New("heartbeat: the server wants the node's conditions")
 
 // conditionsSignature identifies what the conditions say, ignoring the
 // heartbeat times.
