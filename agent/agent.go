@@ -534,6 +534,9 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 		Info: si, Runtime: a.Runtime, Images: containerImages(a.Runtime), AgentPort: port, AgentCertSHA256: fp,
 		Conditions: a.eviction.Conditions, Taints: a.eviction.Taints, TaintKeys: eviction.PressureTaintKeys(),
 		NetworkReady: a.network.Ready, Heartbeat: a.cfg.NodeStatusInterval, Clock: a.clk, Logger: a.log.With("component", "node"),
+		// Heard from the server after a silence: the pod stream may be
+		// stuck on a connection that died without a word.
+		Recovered: src.Resync,
 	})
 	a.mu.Lock()
 	a.registrar = reg

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -307,7 +308,9 @@ func TestRegistrarRewritesConditionsAfterFailedHeartbeats(t *testing.T) {
 	clk := clock.NewFake(start)
 	f := &fakeAPI{clk: clk}
 	const hb = 10 * time.Second
-	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk})
+	var recovered atomic.Int32
+	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
+		Recovered: func() { recovered.Add(1) }})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -340,6 +343,9 @@ func TestRegistrarRewritesConditionsAfterFailedHeartbeats(t *testing.T) {
 	if !rewritten {
 		t.Fatalf("no Ready=True written within a heartbeat of the server's return; writes: %+v", f.readyWrites())
 	}
+	if n := recovered.Load(); n != 1 {
+		t.Fatalf("Recovered called %d times; want once, when the server answered again", n)
+	}
 }
 
 // TestRegistrarRewritesConditionsWhenTheServerAsks: a lightweight
@@ -351,7 +357,9 @@ func TestRegistrarRewritesConditionsWhenTheServerAsks(t *testing.T) {
 	clk := clock.NewFake(start)
 	f := &fakeAPI{clk: clk}
 	const hb = 10 * time.Second
-	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk})
+	var recovered atomic.Int32
+	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
+		Recovered: func() { recovered.Add(1) }})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -373,5 +381,8 @@ func TestRegistrarRewritesConditionsWhenTheServerAsks(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("%d Ready=True writes after the server asked; want 1", n)
+	}
+	if n := recovered.Load(); n != 1 {
+		t.Fatalf("Recovered called %d times; want once, after the server asked", n)
 	}
 }

@@ -87,8 +87,13 @@ type Config struct {
 	// NetworkReady reports pod network health; nil means ready.
 	NetworkReady func() error
 	Heartbeat    time.Duration // 0 means DefaultHeartbeat
-	Clock        clock.Clock
-	Logger       *slog.Logger
+	// Recovered, when set, is called after a sync works following failed
+	// ones, or after the server asked for the conditions (it had marked
+	// the node unreachable): the server is heard from again after a
+	// silence, so streams that may have died silently should resync.
+	Recovered func()
+	Clock     clock.Clock
+	Logger    *slog.Logger
 }
 
 // Registrar registers the agent's Node and keeps its status fresh: a
@@ -115,6 +120,9 @@ type Registrar struct {
 	// lightOK is whether the server answers the lightweight heartbeat;
 	// sentSig and sentAt are what the last full status write said, when.
 	lightOK bool
+	// asked is whether the server answered a heartbeat 205 since the
+	// last sync (Run tells Recovered).
+	asked   bool
 	sentSig string
 	sentAt  time.Time
 }
@@ -182,6 +190,13 @@ func (r *Registrar) Run(ctx context.Context) error {
 			r.sentSig = ""
 			r.mu.Unlock()
 		} else {
+			r.mu.Lock()
+			recovered := bo.Failures() > 0 || r.asked
+			r.asked = false
+			r.mu.Unlock()
+			if recovered && r.cfg.Recovered != nil {
+				r.cfg.Recovered()
+			}
 			bo.Reset()
 		}
 		t := r.clk.NewTimer(wait)
@@ -284,6 +299,9 @@ func (r *Registrar) heartbeat(ctx context.Context) error {
 		switch {
 		case errors.Is(err, errStatusWanted):
 			// Fall through to the full write.
+			r.mu.Lock()
+			r.asked = true
+			r.mu.Unlock()
 		case err == nil || !errors.Is(err, errNotFound):
 			return err
 		default:

@@ -80,15 +80,6 @@ func (c *cluster) pods() []*api.Pod {
 	return out
 }
 
-// node reads one Node.
-func (c *cluster) node(name string) *api.Node {
-	o, err := c.admin.Get(context.Background(), res("nodes"), "", name)
-	if err != nil {
-		c.t.Fatalf("get node %s: %v", name, err)
-	}
-	return o.(*api.Node)
-}
-
 // nodeReady is the node's Ready condition status ("True", "False",
 // "Unknown") and its reason.
 func nodeReady(n *api.Node) (string, string) {
