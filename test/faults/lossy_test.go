@@ -71,7 +71,7 @@ func (w *readyWatch) String() string {
 // replaced, and a deleted bare pod stops.
 func TestLossyLink(t *testing.T) {
 	tm := timing{heartbeat: 2 * time.Second, grace: 15 * time.Second, eviction: 10 * time.Second}
-	hold := 40 * time.Second
+	hold := 25 * time.Second
 	if long() {
 		tm, hold = defaultTiming(), 3*time.Minute
 	}
