@@ -21,7 +21,7 @@ PKG_VERSION ?= $(shell scripts/pkg-version)
 PKG_ARCHES ?= amd64 arm64 arm7
 PKG_DIR ?= dist
 
-.PHONY: all build build-all test test-vm test-arm test-unit fuzz-smoke bench bench-datastores lint run clean-run package clean deps
+.PHONY: all build build-all test test-vm test-arm test-faults test-unit fuzz-smoke bench bench-datastores lint run clean-run package clean deps
 
 all: build
 
@@ -74,6 +74,15 @@ test-vm:
 test-arm:
 	@scripts/test-arm
 	$(GO) test -count=1 -timeout 10m ./test/qemuarm
+
+# test-faults runs the fault suite's long form: test/faults (a server
+# host and two agent hosts in network namespaces: partition beyond the
+# production grace and eviction timeouts, the server away for 10 minutes,
+# a lossy and slow link for 3 minutes, clock skew) and the agent-local
+# faults under test/faults/. `make test` runs the short form (a few
+# minutes). See docs/operations.md, "Fault suite".
+test-faults: deps
+	SKIFF_FAULTS_LONG=1 $(GO) test -count=1 -timeout 60m -v ./test/faults/...
 
 fuzz-smoke:
 	@set -e; for pkg in $$($(GO) list ./...); do \

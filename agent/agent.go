@@ -98,14 +98,18 @@ type Config struct {
 	// UsageInterval is how often measured usage is sent to the server
 	// (0: usage.DefaultInterval, 15 s).
 	UsageInterval time.Duration
-	Clock         clock.Clock
-	Logger        *slog.Logger
+	// NodeStatusInterval is the heartbeat: how often the node's status is
+	// sent (0: node.DefaultHeartbeat, 10 s). It must stay well under the
+	// server's node monitor grace; the fault suite shortens both.
+	NodeStatusInterval time.Duration
+	Clock              clock.Clock
+	Logger             *slog.Logger
 	// Ready, when set, is called once the kubelet runs (before the
 	// server may have answered).
 	Ready func(*Agent)
 	// DialContext, when set, opens the agent's connections to the
-	// server (the tunnel and API calls); tests dial from inside a
-	// network namespace with it.
+	// server (the join, the tunnel and API calls); tests dial from
+	// inside a network namespace with it.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
@@ -438,7 +442,7 @@ func answers(socket string) bool {
 func (a *Agent) join(ctx context.Context) (node.Credentials, error) {
 	bo := backoff.Backoff{Min: time.Second, Max: 30 * time.Second, Clock: a.clk}
 	for {
-		cred, err := node.Join(ctx, node.JoinConfig{Server: a.cfg.Server, Token: a.cfg.Token, NodeName: a.cfg.NodeName, Dir: a.dir})
+		cred, err := node.Join(ctx, node.JoinConfig{Server: a.cfg.Server, Token: a.cfg.Token, NodeName: a.cfg.NodeName, Dir: a.dir, DialContext: a.cfg.DialContext})
 		if err == nil {
 			a.mu.Lock()
 			a.joined = &cred
@@ -530,7 +534,10 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 		API: c, NodeName: a.cfg.NodeName, Labels: a.cfg.Labels, SystemReserved: a.cfg.SystemReserved, MaxPods: a.cfg.MaxPods,
 		Info: si, Runtime: a.Runtime, Images: containerImages(a.Runtime), AgentPort: port, AgentCertSHA256: fp,
 		Conditions: a.eviction.Conditions, Taints: a.eviction.Taints, TaintKeys: eviction.PressureTaintKeys(),
-		NetworkReady: a.network.Ready, Clock: a.clk, Logger: a.log.With("component", "node"),
+		NetworkReady: a.network.Ready, Heartbeat: a.cfg.NodeStatusInterval, Clock: a.clk, Logger: a.log.With("component", "node"),
+		// Heard from the server after a silence: the pod stream may be
+		// stuck on a connection that died without a word.
+		Recovered: src.Resync,
 	})
 	a.mu.Lock()
 	a.registrar = reg

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/server/controllers"
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -19,8 +21,10 @@ import (
 // few minutes.
 const HeartbeatPath = "/api/v1/skiff/nodes/{name}/heartbeat"
 
-// heartbeat answers POST HeartbeatPath with 204: a node may beat only for
-// itself, an admin for any node (simulated fleets).
+// heartbeat answers POST HeartbeatPath with 204, or 205 when the Node's
+// stored Ready condition is the controller's Unknown (the agent then
+// sends its full conditions): a node may beat only for itself, an admin
+// for any node (simulated fleets).
 func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "name")
 	id := identityFrom(r.Context())
@@ -34,7 +38,8 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	}
 	// An existence check on the raw row (no decode), so an agent whose
 	// Node was deleted learns it and registers again.
-	if _, _, err := s.store.GetRaw(r.Context(), "nodes", "", name); err != nil {
+	raw, _, err := s.store.GetRaw(r.Context(), "nodes", "", name)
+	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
 			writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
 			return
@@ -43,5 +48,16 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.liveness.Beat(name, s.clk.Now())
+	if bytes.Contains(raw, statusUnknownReason) {
+		// The node lifecycle controller marked the node unreachable
+		// (Ready=Unknown) while it was silent; the agent believes its
+		// conditions unchanged. 205 asks it to send them again.
+		w.WriteHeader(http.StatusResetContent)
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// statusUnknownReason is in a stored Node's JSON while the controller's
+// Ready=Unknown condition stands, until the agent writes its own.
+var statusUnknownReason = []byte(`"reason":"` + controllers.ReasonNodeStatusUnknown + `"`)

@@ -51,6 +51,14 @@ func TestLightweightHeartbeat(t *testing.T) {
 	if rv := revision(); rv != rvBefore {
 		t.Fatalf("the heartbeat wrote to the store: revision %s → %s", rvBefore, rv)
 	}
+	// Marked unreachable by the controller while silent: the beat asks
+	// for the conditions (205) until the agent writes its own.
+	unknown := `{"status":{"conditions":[{"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown"}]}}`
+	h.mustDoType(http.MethodPatch, "/api/v1/nodes/edge-1/status", admin, "application/strategic-merge-patch+json", unknown, http.StatusOK)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusResetContent)
+	ready := `{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}}`
+	h.mustDoType(http.MethodPatch, "/api/v1/nodes/edge-1/status", cred, "application/strategic-merge-patch+json", ready, http.StatusOK)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNoContent)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat", cred, "", http.StatusForbidden)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", "", "", http.StatusUnauthorized)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/Bad_Name/heartbeat", admin, "", http.StatusBadRequest)

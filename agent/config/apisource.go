@@ -73,6 +73,21 @@ type APISource struct {
 	clock clock.Clock
 	log   *slog.Logger
 	pods  api.ResourceInfo
+	// resync asks Run to drop its watch (or its wait) and relist.
+	resync chan struct{}
+}
+
+// Resync ends the current watch, or the wait before the next attempt,
+// and relists at once. The agent calls it when the server is heard from
+// again after a silence: a watch whose connection went silent (a cut
+// link drops packets, it sends no RST) would otherwise wait for TCP to
+// give up, and a wait grown during a long outage would delay the pods'
+// catch-up by up to the backoff's cap. It never blocks.
+func (s *APISource) Resync() {
+	select {
+	case s.resync <- struct{}{}:
+	default:
+	}
 }
 
 // NewAPISource returns an APISource writing to sink (a Merger).
@@ -94,7 +109,7 @@ func NewAPISource(cfg APISourceConfig, sink Sink) (*APISource, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &APISource{cfg: cfg, sink: sink, clock: clock.Or(cfg.Clock), log: log.With("source", SourceAPI), pods: res}, nil
+	return &APISource{cfg: cfg, sink: sink, clock: clock.Or(cfg.Clock), log: log.With("source", SourceAPI), pods: res, resync: make(chan struct{}, 1)}, nil
 }
 
 // Run follows the node's pods until ctx ends, then returns ctx's error.
@@ -117,6 +132,12 @@ func (s *APISource) Run(ctx context.Context) error {
 			if errors.Is(err, errWatchRotated) {
 				continue // resume at once from rv
 			}
+			if errors.Is(err, errResync) {
+				s.log.Info("pod stream resynced after a silence; relisting", "node", s.cfg.NodeName)
+				rv = ""
+				bo.Reset()
+				continue
+			}
 		}
 		if ctx.Err() != nil {
 			break
@@ -133,14 +154,33 @@ func (s *APISource) Run(ctx context.Context) error {
 		} else if err != nil {
 			s.log.Warn("pod stream from the server failed; retrying", "node", s.cfg.NodeName, "err", err)
 		}
-		if err == nil {
-			err = errWatchEnded
-		}
-		if !bo.BackOff(ctx, err) {
+		// A watch the server ended without an error is resumed after the
+		// back-off like a failure, so a server that closes every stream
+		// at once is not hammered.
+		ok, resynced := s.wait(ctx, bo.Next())
+		if !ok {
 			break
+		}
+		if resynced {
+			rv = ""
 		}
 	}
 	return ctx.Err()
+}
+
+// wait waits d on the clock, or until a Resync (resynced: the next
+// attempt relists). ok is false when ctx ends.
+func (s *APISource) wait(ctx context.Context, d time.Duration) (ok, resynced bool) {
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false, false
+	case <-t.C():
+		return true, false
+	case <-s.resync:
+		return true, true
+	}
 }
 
 // list reads the node's pods and sets them as the API source's state.
@@ -176,10 +216,8 @@ func (s *APISource) accept(o any) (*api.Pod, bool) {
 	return p, true
 }
 
-// errWatchEnded is a watch the server ended without an error: it is
-// resumed after the back-off like a failure, so a server that closes
-// every stream at once is not hammered.
-var errWatchEnded = errors.New("pod watch ended")
+// errResync ends a watch that Resync dropped.
+var errResync = errors.New("resync asked")
 
 // errWatchRotated ends a watch that reached its WatchTimeout.
 var errWatchRotated = errors.New("watch reached its timeout")
@@ -197,12 +235,14 @@ func (s *APISource) watch(ctx context.Context, rv string) (string, int, error) {
 		select {
 		case <-timer.C():
 			cancel(errWatchRotated)
+		case <-s.resync:
+			cancel(errResync)
 		case <-wctx.Done():
 		}
 	}()
 	w, err := s.cfg.Client.Watch(wctx, s.pods, client.NamespaceAll, client.WatchOptions{ListOptions: s.listOptions(), ResourceVersion: rv})
 	if err != nil {
-		if c := context.Cause(wctx); errors.Is(c, errWatchRotated) {
+		if c := context.Cause(wctx); errors.Is(c, errWatchRotated) || errors.Is(c, errResync) {
 			return rv, 0, c
 		}
 		return rv, 0, fmt.Errorf("watch pods of node %s: %w", s.cfg.NodeName, err)
@@ -212,7 +252,7 @@ func (s *APISource) watch(ctx context.Context, rv string) (string, int, error) {
 	for {
 		ev, err := w.Next()
 		if err != nil {
-			if c := context.Cause(wctx); errors.Is(c, errWatchRotated) {
+			if c := context.Cause(wctx); errors.Is(c, errWatchRotated) || errors.Is(c, errResync) {
 				err = c
 			}
 			return w.ResourceVersion(), n, err

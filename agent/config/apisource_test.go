@@ -186,3 +186,30 @@ func TestAPISourceRotatesWatchRealServer(t *testing.T) {
 		t.Fatalf("extra updates %q", got)
 	}
 }
+
+// TestAPISourceResyncRelistsAtOnceRealServer: Resync drops the live watch
+// and relists without waiting on the clock (the agent calls it when the
+// server is heard from again after a silence, as after a healed link
+// whose watch connection died without a word).
+func TestAPISourceResyncRelistsAtOnceRealServer(t *testing.T) {
+	srv := agenttest.StartServer(t)
+	srv.CreatePod(agenttest.Pod("a", "n1"))
+	w := &countingWatcher{Client: srv.NodeClient("n1")}
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	sink := newSignalSink(t, SourceAPI)
+	src, err := NewAPISource(APISourceConfig{Client: w, NodeName: "n1", Clock: clk, WatchTimeout: testWatchTimeout,
+		Backoff: backoff.Backoff{Min: testBackoffMax / 4, Max: testBackoffMax}, Logger: quiet}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	expectUpdate(t, sink.Merger, "ADD api a")
+	agenttest.Eventually(t, "the first watch", func() bool { return w.watches.Load() == 1 })
+	src.Resync()
+	agenttest.Eventually(t, "a relist and a second watch", func() bool { return sink.sets.Load() == 2 && w.watches.Load() == 2 })
+	srv.CreatePod(agenttest.Pod("b", "n1"))
+	expectUpdate(t, sink.Merger, "ADD api b")
+}

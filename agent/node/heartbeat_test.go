@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +28,9 @@ type fakeAPI struct {
 	node  *api.Node
 	calls []time.Time
 	ready []readyWrite // every Ready status written, in order
+	// wantStatus answers the next lightweight heartbeat 205, as the
+	// server does while the node's Ready is the controller's Unknown.
+	wantStatus bool
 }
 
 type readyWrite struct {
@@ -166,7 +170,13 @@ func (f *fakeAPI) Do(ctx context.Context, method, path string, body io.Reader) (
 	if err := f.call(); err != nil {
 		return nil, err
 	}
-	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(""))}, nil
+	f.mu.Lock()
+	code := http.StatusOK
+	if f.wantStatus {
+		code, f.wantStatus = http.StatusResetContent, false
+	}
+	f.mu.Unlock()
+	return &http.Response{StatusCode: code, Body: io.NopCloser(strings.NewReader(""))}, nil
 }
 
 var _ node.API = (*fakeAPI)(nil)
@@ -284,5 +294,95 @@ func TestRegistrarTriggerWritesReadyAtOnce(t *testing.T) {
 			t.Fatalf("Ready writes %+v; want a second, True, at the same fake instant", w)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestRegistrarRewritesConditionsAfterFailedHeartbeats: while the agent
+// could not reach the server, the server may have marked its node
+// Ready=Unknown; the first heartbeat that gets through afterwards writes
+// the conditions (Ready=True) rather than the lightweight beat, which
+// would leave the node NotReady until the next snapshot (found by the
+// partition scenario of test/faults).
+func TestRegistrarRewritesConditionsAfterFailedHeartbeats(t *testing.T) {
+	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
+	f := &fakeAPI{clk: clk}
+	const hb = 10 * time.Second
+	var recovered atomic.Int32
+	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
+		Recovered: func() { recovered.Add(1) }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	stepUntil(clk, start.Add(time.Minute), 100*time.Millisecond)
+	if !r.Registered() {
+		t.Fatal("not registered after a minute with the server up")
+	}
+	quiet := clk.Now()
+	stepUntil(clk, quiet.Add(time.Minute), 100*time.Millisecond)
+	for _, w := range f.readyWrites() {
+		if w.at.After(quiet) {
+			t.Fatalf("Ready written at %v with nothing changed; want lightweight beats only", w.at.Sub(start))
+		}
+	}
+	f.setDown(true)
+	stepUntil(clk, clk.Now().Add(time.Minute), 100*time.Millisecond)
+	f.setDown(false)
+	back := clk.Now()
+	stepUntil(clk, back.Add(hb+time.Second), 100*time.Millisecond)
+	var rewritten bool
+	for _, w := range f.readyWrites() {
+		if w.at.After(back) && w.status == api.ConditionTrue {
+			rewritten = true
+		}
+	}
+	if !rewritten {
+		t.Fatalf("no Ready=True written within a heartbeat of the server's return; writes: %+v", f.readyWrites())
+	}
+	if n := recovered.Load(); n != 1 {
+		t.Fatalf("Recovered called %d times; want once, when the server answered again", n)
+	}
+}
+
+// TestRegistrarRewritesConditionsWhenTheServerAsks: a lightweight
+// heartbeat answered 205 (the server marked the node Unknown while its
+// beats were stuck on a silent link, though none failed) is followed at
+// once by the full conditions.
+func TestRegistrarRewritesConditionsWhenTheServerAsks(t *testing.T) {
+	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
+	f := &fakeAPI{clk: clk}
+	const hb = 10 * time.Second
+	var recovered atomic.Int32
+	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
+		Recovered: func() { recovered.Add(1) }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	stepUntil(clk, start.Add(time.Minute), 100*time.Millisecond)
+	asked := clk.Now()
+	f.mu.Lock()
+	f.wantStatus = true
+	f.mu.Unlock()
+	stepUntil(clk, asked.Add(hb+time.Second), 100*time.Millisecond)
+	var n int
+	for _, w := range f.readyWrites() {
+		if w.at.After(asked) && w.status == api.ConditionTrue {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d Ready=True writes after the server asked; want 1", n)
+	}
+	if n := recovered.Load(); n != 1 {
+		t.Fatalf("Recovered called %d times; want once, after the server asked", n)
 	}
 }

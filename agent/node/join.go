@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -80,6 +81,9 @@ type JoinConfig struct {
 	Dir      string // the agent's state directory
 	// Timeout bounds each HTTP call; 0 means 15 s.
 	Timeout time.Duration
+	// DialContext, when set, opens the connections to the server (the
+	// agent's Config.DialContext); nil means a net.Dialer.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // LoadCredentials reads the credentials kept in dir, if any. A missing
@@ -157,7 +161,7 @@ func Join(ctx context.Context, cfg JoinConfig) (Credentials, error) {
 	// does the join.
 	var errs []error
 	for _, one := range servers {
-		ca, cred, err := joinOne(ctx, one, jt, body, timeout)
+		ca, cred, err := joinOne(ctx, one, jt, body, timeout, cfg.DialContext)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -173,12 +177,12 @@ func Join(ctx context.Context, cfg JoinConfig) (Credentials, error) {
 
 // joinOne joins through one server: it fetches and checks the CA, then
 // exchanges the token for the node credential.
-func joinOne(ctx context.Context, server string, jt JoinToken, body map[string]string, timeout time.Duration) (ca []byte, cred string, err error) {
-	ca, err = fetchCA(ctx, server, jt.CAHash, timeout)
+func joinOne(ctx context.Context, server string, jt JoinToken, body map[string]string, timeout time.Duration, dial dialFunc) (ca []byte, cred string, err error) {
+	ca, err = fetchCA(ctx, server, jt.CAHash, timeout, dial)
 	if err != nil {
 		return nil, "", err
 	}
-	c, err := client.New(client.Config{Server: server, CAData: ca, Timeout: timeout})
+	c, err := client.New(client.Config{Server: server, CAData: ca, Timeout: timeout, DialContext: dial})
 	if err != nil {
 		return nil, "", err
 	}
@@ -194,14 +198,17 @@ func joinOne(ctx context.Context, server string, jt JoinToken, body map[string]s
 	return ca, resp.NodeCredential, nil
 }
 
+// dialFunc opens a connection; nil means a net.Dialer.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
 // fetchCA gets /cacerts without verifying the server (it cannot yet) and
 // accepts it only if its sha256 is the token's.
-func fetchCA(ctx context.Context, server, wantHash string, timeout time.Duration) ([]byte, error) {
+func fetchCA(ctx context.Context, server, wantHash string, timeout time.Duration, dial dialFunc) ([]byte, error) {
 	hc := &http.Client{
 		Timeout: timeout,
 		// The answer is checked against the hash below; nothing secret
 		// is sent on this connection.
-		Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}, //nolint:gosec
+		Transport:     &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}, //nolint:gosec
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, server+"/cacerts", nil)

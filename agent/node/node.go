@@ -35,6 +35,8 @@ const (
 	DefaultHeartbeat = 10 * time.Second
 	// imagesEvery is how often the node's image list is refreshed.
 	imagesEvery = time.Minute
+	// minSyncTimeout is the least time one heartbeat may take.
+	minSyncTimeout = 5 * time.Second
 	// maxReportedImages bounds status.images, as the kubelet does (50).
 	maxReportedImages = 50
 )
@@ -85,8 +87,13 @@ type Config struct {
 	// NetworkReady reports pod network health; nil means ready.
 	NetworkReady func() error
 	Heartbeat    time.Duration // 0 means DefaultHeartbeat
-	Clock        clock.Clock
-	Logger       *slog.Logger
+	// Recovered, when set, is called after a sync works following failed
+	// ones, or after the server asked for the conditions (it had marked
+	// the node unreachable): the server is heard from again after a
+	// silence, so streams that may have died silently should resync.
+	Recovered func()
+	Clock     clock.Clock
+	Logger    *slog.Logger
 }
 
 // Registrar registers the agent's Node and keeps its status fresh: a
@@ -113,6 +120,9 @@ type Registrar struct {
 	// lightOK is whether the server answers the lightweight heartbeat;
 	// sentSig and sentAt are what the last full status write said, when.
 	lightOK bool
+	// asked is whether the server answered a heartbeat 205 since the
+	// last sync (Run tells Recovered).
+	asked   bool
 	sentSig string
 	sentAt  time.Time
 }
@@ -159,13 +169,34 @@ func (r *Registrar) Run(ctx context.Context) error {
 	bo := backoff.Backoff{Min: min(time.Second, r.cfg.Heartbeat), Max: r.cfg.Heartbeat, Clock: r.clk}
 	for {
 		wait := r.cfg.Heartbeat
-		if err := r.SyncOnce(ctx); err != nil {
+		// One sync may take at most a heartbeat (5 s at least): a call
+		// stuck on a link that went silent must not hold the next
+		// heartbeat back for the client's whole timeout.
+		sctx, cancel := context.WithTimeout(ctx, max(r.cfg.Heartbeat, minSyncTimeout))
+		err := r.SyncOnce(sctx)
+		cancel()
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			r.log.Warn("node status", "node", r.cfg.NodeName, "err", err, "failures", bo.Failures()+1)
 			wait = bo.Next()
+			// While the server did not hear from us it may have marked
+			// the node unreachable (Ready=Unknown): the next sync that
+			// gets through sends the full conditions, not the
+			// lightweight beat, or the node would stay NotReady until the
+			// next snapshot.
+			r.mu.Lock()
+			r.sentSig = ""
+			r.mu.Unlock()
 		} else {
+			r.mu.Lock()
+			recovered := bo.Failures() > 0 || r.asked
+			r.asked = false
+			r.mu.Unlock()
+			if recovered && r.cfg.Recovered != nil {
+				r.cfg.Recovered()
+			}
 			bo.Reset()
 		}
 		t := r.clk.NewTimer(wait)
@@ -265,12 +296,19 @@ func (r *Registrar) heartbeat(ctx context.Context) error {
 		// Nothing to report but being alive: the lightweight call, with
 		// no body for the server to decode or store.
 		err := r.beat(ctx)
-		if err == nil || !errors.Is(err, errNotFound) {
+		switch {
+		case errors.Is(err, errStatusWanted):
+			// Fall through to the full write.
+			r.mu.Lock()
+			r.asked = true
+			r.mu.Unlock()
+		case err == nil || !errors.Is(err, errNotFound):
 			return err
+		default:
+			// Either the Node is gone or the server has no such call:
+			// the full write below tells which.
+			probing = true
 		}
-		// Either the Node is gone or the server has no such call: the
-		// full write below tells which.
-		probing = true
 	}
 	patch := map[string]any{"conditions": conds}
 	if imagesChanged {
@@ -342,8 +380,16 @@ func (r *Registrar) beat(ctx context.Context) error {
 		return err
 	}
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusResetContent {
+		return errStatusWanted
+	}
 	return nil
 }
+
+// errStatusWanted is the lightweight heartbeat answered 205: the server
+// marked the node unreachable while it could not hear it (its Ready
+// condition says Unknown), so the full conditions must be sent again.
+var errStatusWanted = errors.New("heartbeat: the server wants the node's conditions")
 
 // conditionsSignature identifies what the conditions say, ignoring the
 // heartbeat times.

@@ -61,6 +61,10 @@ func New(cfg Config) (*Client, error) {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// A connection that went silent (a cut link: no RST, no FIN) is
+		// pinged and dropped, so requests do not queue on it until TCP
+		// gives up many minutes later.
+		HTTP2: &http.HTTP2Config{SendPingTimeout: h2PingAfter, PingTimeout: h2PingTimeout},
 	}
 	hc := &http.Client{
 		Transport:     tr,

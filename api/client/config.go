@@ -21,6 +21,14 @@ import (
 // DefaultTimeout bounds a non-streaming request when Config.Timeout is zero.
 const DefaultTimeout = 30 * time.Second
 
+// The HTTP/2 connection health check: a connection on which nothing has
+// arrived for h2PingAfter is pinged, and closed if the ping is not
+// answered within h2PingTimeout.
+const (
+	h2PingAfter   = 15 * time.Second
+	h2PingTimeout = 5 * time.Second
+)
+
 // Config says how to reach one skiff server. The zero value is not usable;
 // fill it by hand or with LoadConfig, and check it with Validate.
 type Config struct {

@@ -133,7 +133,7 @@ func (c *NodeLifecycle) Evict(ctx context.Context) error {
 	unhealthy := 0
 	for _, o := range nodes {
 		n := o.(*api.Node)
-		h := nodeHealthOf(n, c.lastHeartbeat(n), now, c.cfg.NodeMonitorGrace)
+		h := nodeHealthOf(n, c.lastHeartbeat(n, now), now, c.cfg.NodeMonitorGrace)
 		if h != healthReady {
 			unhealthy++
 		}

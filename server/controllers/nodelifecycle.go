@@ -26,7 +26,14 @@ const (
 	ReasonNodeLost            = "NodeLost"
 	ReasonNodeNotReady        = "NodeNotReady"
 	ReasonTaintManagerEvicted = "TaintManagerEviction"
+	// ReasonClockSkew is the Warning event on a Node whose reported
+	// heartbeat times are ahead of the server's clock.
+	ReasonClockSkew = "ClockSkew"
 )
+
+// maxClockSkew is how far ahead of the server's clock a node's reported
+// heartbeat may be before the controller says so in an event.
+const maxClockSkew = 30 * time.Second
 
 // nodeHealth is what the controller concludes about a node. Transitions,
 // all derived from recorded facts at each check:
@@ -90,6 +97,9 @@ type NodeLifecycle struct {
 
 	mu      sync.Mutex
 	started time.Time // a node is given the grace period from here
+	// skewed holds the nodes whose clock-skew event was recorded, and
+	// the skew it reported.
+	skewed  map[string]time.Duration
 	limiter tokenBucket
 	state   disruption
 }
@@ -121,11 +131,16 @@ func (c *NodeLifecycle) start(now time.Time) {
 
 // lastHeartbeat is the latest of: the in-memory heartbeat, the stored one,
 // the node's creation and the start of monitoring.
-func (c *NodeLifecycle) lastHeartbeat(n *api.Node) time.Time {
+//
+// A stored heartbeat later than now is ignored: it was stamped by a node
+// whose clock is ahead, and trusting it would keep a silent node Ready
+// for as long as its clock is wrong. (The in-memory heartbeat is the
+// server's own time of receipt.)
+func (c *NodeLifecycle) lastHeartbeat(n *api.Node, now time.Time) time.Time {
 	c.mu.Lock()
 	t := c.started
 	c.mu.Unlock()
-	if h := storedHeartbeat(n); h.After(t) {
+	if h := storedHeartbeat(n); h.After(t) && !h.After(now) {
 		t = h
 	}
 	if n.CreationTimestamp.After(t) {
@@ -169,7 +184,8 @@ func (c *NodeLifecycle) sync(ctx context.Context, key string) (time.Duration, er
 	}
 	n := obj.(*api.Node)
 	now := c.cfg.Clock.Now()
-	last := c.lastHeartbeat(n)
+	last := c.lastHeartbeat(n, now)
+	c.warnSkew(ctx, n, now)
 	h := nodeHealthOf(n, last, now, c.cfg.NodeMonitorGrace)
 	next, changed := nodeForHealth(n, h, now)
 	if changed {
@@ -189,6 +205,34 @@ func (c *NodeLifecycle) sync(ctx context.Context, key string) (time.Duration, er
 		return 0, c.markPodsNotReady(ctx, n.Name, now)
 	}
 	return last.Add(c.cfg.NodeMonitorGrace).Sub(now) + time.Millisecond, nil
+}
+
+// warnSkew records a Warning event (once, until the node's times look
+// right again) when n's stored heartbeat is
+// more than maxClockSkew ahead of now: its clock is wrong, which the
+// operator must fix (NTP); liveness is judged by the server's clock
+// meanwhile.
+func (c *NodeLifecycle) warnSkew(ctx context.Context, n *api.Node, now time.Time) {
+	skew := storedHeartbeat(n).Sub(now)
+	c.mu.Lock()
+	_, warned := c.skewed[n.Name]
+	if skew <= maxClockSkew {
+		delete(c.skewed, n.Name)
+		c.mu.Unlock()
+		return
+	}
+	if warned {
+		c.mu.Unlock()
+		return
+	}
+	if c.skewed == nil {
+		c.skewed = map[string]time.Duration{}
+	}
+	c.skewed[n.Name] = skew
+	c.mu.Unlock()
+	c.cfg.Logger.Warn("node clock ahead of the server's", "node", n.Name, "skew", skew.Round(time.Second))
+	eventf(ctx, c.rec, n, api.EventTypeWarning, ReasonClockSkew,
+		"Node %s reports heartbeat times %v ahead of the server's clock: fix its time (NTP); the server judges its liveness by its own clock", n.Name, skew.Round(time.Second))
 }
 
 // nodeForHealth returns n as it should be stored for health h, and

@@ -219,3 +219,29 @@ func TestEvictionRateStates(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeClockAheadGoesSilent: a node whose clock is 5 minutes ahead
+// stored a heartbeat 5 minutes in the server's future. When it goes
+// silent it is marked unreachable after the grace, as any node, not 5
+// minutes later; and a ClockSkew warning says why its times are not
+// trusted (found by the clock skew scenario of test/faults).
+func TestNodeClockAheadGoesSilent(t *testing.T) {
+	h := newHarness(t)
+	n := readyNode("ahead", nil)
+	n.Status.Conditions[0].LastHeartbeatTime = api.NewTime(h.clk.Now().Add(5 * time.Minute))
+	h.create(n)
+	h.settle()
+	h.beatAndAdvance(20*time.Second, "ahead")
+	if h.rec.has(ReasonClockSkew) != 1 {
+		t.Fatalf("%d ClockSkew events for a node 5 minutes ahead; want 1", h.rec.has(ReasonClockSkew))
+	}
+	h.beatAndAdvance(40 * time.Second) // silent for the grace
+	h.beatAndAdvance(5 * time.Second)
+	got := h.get("nodes", "", "ahead").(*api.Node)
+	if !hasTaint(got, TaintUnreachable, api.TaintEffectNoExecute) {
+		t.Fatalf("node ahead of the server's clock not unreachable after the grace: taints %v", got.Spec.Taints)
+	}
+	if h.rec.has(ReasonClockSkew) != 1 {
+		t.Errorf("%d ClockSkew events; want still 1 (once per node)", h.rec.has(ReasonClockSkew))
+	}
+}
