@@ -121,6 +121,9 @@ func (s *server) setup(ctx context.Context) error {
 		return err
 	}
 	so.Clock, so.Logger = s.clk, s.log.With("component", "storage")
+	// The store, shared by every server, keeps cluster IPs and node ports
+	// unique: each server's allocator is only a cache of it.
+	so.Claims = map[string]storage.ClaimFunc{"services": servicealloc.Claims}
 	if cfg.AuditLog != AuditLogOff {
 		if s.auditLog, err = openAuditLog(cfg.AuditLog, cfg.AuditMaxBytes, DefaultAuditMaxBackup, s.log); err != nil {
 			return err
