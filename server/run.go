@@ -20,7 +20,6 @@ import (
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
 	"github.com/skiffhq/skiff/server/controllers"
-	"github.com/skiffhq/skiff/server/encryption"
 	"github.com/skiffhq/skiff/server/events"
 	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/server/servicealloc"
@@ -129,21 +128,21 @@ func (s *server) setup(ctx context.Context) error {
 			return err
 		}
 	}
-	if so.Postgres == "" {
-		// Secrets are sealed under this server's key file. Several
-		// servers on PostgreSQL would need one shared key: until that
-		// exists, their secrets are stored as PostgreSQL holds them.
-		keys, err := encryption.Load(cfg.path(encryption.FileName))
-		if err != nil {
-			return err
-		}
-		so.Sealer = keys
+	// Secrets are sealed under the key file; on PostgreSQL every server
+	// must hold the same one (sharedkey.go).
+	keys, freshKey, err := loadKeys(cfg.EncryptionKeyFile, so.Postgres != "")
+	if err != nil {
+		return err
 	}
+	so.Sealer = keys
 	st, err := storage.Open(ctx, so)
 	if err != nil {
 		return fmt.Errorf("open datastore %s: %w", storage.Redact(cfg.Datastore), err)
 	}
 	s.store = st
+	if err := shareKey(ctx, st, keys, cfg.EncryptionKeyFile, freshKey); err != nil {
+		return err
+	}
 	s.rbac = &rbacCache{store: st}
 	// Secrets stored before encryption was on are sealed now; nothing is
 	// written when all are.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -83,8 +84,9 @@ func checkDistinctServiceAddresses(t *testing.T, h *harness, token string) int {
 func TestPostgresTwoServersServiceAddressesAreUnique(t *testing.T) {
 	cluster := pgtest.Start(t, pgtest.Options{})
 	ds := cluster.Database(t)
+	keyFile := filepath.Join(t.TempDir(), "encryption.key") // the servers' shared key
 	configure := func(c *Config) {
-		c.Datastore, c.Clock = ds, clock.Real{}
+		c.Datastore, c.EncryptionKeyFile, c.Clock = ds, keyFile, clock.Real{}
 		c.ServiceCIDR, c.NodePortRange = "10.43.0.0/27", "30000-30029"
 	}
 	a := startHarnessWith(t, "", nil, configure)

@@ -25,6 +25,7 @@ type storeFlags struct {
 	dataDir, datastore string
 	file               string
 	key                string // restore: the backup's encryption key file
+	keyFile            string // rotate-key: --encryption-key-file
 }
 
 // parseStoreFlags parses `skiff server backup|restore` flags: the data
@@ -40,6 +41,9 @@ func parseStoreFlags(env *cliEnv, verb, fileFlag string, args []string) (*storeF
 		fs.StringVar(&f.datastore, "datastore", "", "datastore URL (default sqlite://<data-dir>/server/state.db)")
 		if fileFlag != "" {
 			fs.StringVar(&f.file, fileFlag, "", "the backup file")
+		}
+		if verb == "rotate-key" {
+			fs.StringVar(&f.keyFile, "encryption-key-file", "", "the key file (default <data-dir>/server/encryption.key)")
 		}
 		if fileFlag == "from" {
 			fs.StringVar(&f.key, "key", "", "the encryption key file of the backup (default FILE.key when it exists)")
