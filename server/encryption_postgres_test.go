@@ -61,6 +61,45 @@ func rawSecretValues(t *testing.T, ds string) [][]byte {
 	return out
 }
 
+// checkBlobsSealed fails the test when a shared secret (the CA key, the
+// admin, join and signing keys) is in the database's blobs in the clear.
+func checkBlobsSealed(t *testing.T, ds, keyID string, secrets ...string) {
+	t.Helper()
+	db, err := sql.Open("pgx", ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT name, value FROM blobs WHERE name <> 'encryption.check'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var name string
+		var v []byte
+		if err := rows.Scan(&name, &v); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if bytes.Contains(v, []byte("PRIVATE KEY")) || !bytes.Contains(v[:min(len(v), 64)], []byte(keyID)) {
+			t.Errorf("blob %s is not sealed with key %s: %.60q", name, keyID, v)
+		}
+		for _, sec := range secrets {
+			if bytes.Contains(v, []byte(sec)) {
+				t.Errorf("blob %s holds a secret in the clear", name)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 4 {
+		t.Errorf("%d shared blobs; want the CA, the admin token, the join token and the signing key", n)
+	}
+}
+
 func copyFileT(t *testing.T, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
@@ -113,6 +152,7 @@ func TestPostgresSecretsEncryptedWithSharedKeyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSealed(ringA.ID())
+	checkBlobsSealed(t, ds, ringA.ID(), token, a.joinToken())
 	readSecret := func(h *harness) {
 		t.Helper()
 		body := h.mustDo("GET", "/api/v1/namespaces/default/secrets/db", token, "", 200)
@@ -157,6 +197,7 @@ func TestPostgresSecretsEncryptedWithSharedKeyFile(t *testing.T) {
 		t.Fatalf("RotateKey = %s, %d, %v; want the object and its history re-sealed", id, n, err)
 	}
 	checkSealed(id)
+	checkBlobsSealed(t, ds, id, token)
 	if err := runMustFail(t, Config{DataDir: dirB, Datastore: ds}); !strings.Contains(err.Error(), "not the datastore's") {
 		t.Errorf("start with the key from before the rotation = %v; want a refusal", err)
 	}
@@ -165,4 +206,13 @@ func TestPostgresSecretsEncryptedWithSharedKeyFile(t *testing.T) {
 	readSecret(b)
 	a = startHarnessWith(t, dirA, nil, configure)
 	readSecret(a)
+	// A new server adopts the cluster's CA and admin token from the
+	// sealed blobs.
+	dirC := t.TempDir()
+	copyFileT(t, keyA, filepath.Join(dirC, "server", encryption.FileName))
+	c := startHarnessWith(t, dirC, nil, configure)
+	if c.adminToken() != token || c.readFile("tls/ca.crt") != a.readFile("tls/ca.crt") {
+		t.Error("a server started after the rotation did not adopt the cluster's admin token and CA")
+	}
+	readSecret(c)
 }

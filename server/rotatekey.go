@@ -83,6 +83,9 @@ func rotate(ctx context.Context, st *storage.Store, old, next *encryption.Keyrin
 		return n, fmt.Errorf("re-encrypt secrets: %w", err)
 	}
 	if shared {
+		if _, err := resealBlobs(ctx, st, next); err != nil {
+			return n, fmt.Errorf("re-encrypt the shared cluster secrets: %w", err)
+		}
 		if err := st.SetBlob(ctx, blobKeyCheck, next.Check()); err != nil {
 			return n, fmt.Errorf("record the new key check: %w", err)
 		}

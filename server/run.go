@@ -143,6 +143,13 @@ func (s *server) setup(ctx context.Context) error {
 	if err := shareKey(ctx, st, keys, cfg.EncryptionKeyFile, freshKey); err != nil {
 		return err
 	}
+	// The cluster identity shared through the datastore is sealed too.
+	blobs := sealedBlobs{st: st, keys: keys}
+	if n, err := resealBlobs(ctx, st, keys); err != nil {
+		return fmt.Errorf("encrypt the shared cluster secrets: %w", err)
+	} else if n > 0 {
+		s.log.Info("encrypted shared cluster secrets", "blobs", n)
+	}
 	s.rbac = &rbacCache{store: st}
 	// Secrets stored before encryption was on are sealed now; nothing is
 	// written when all are.
@@ -155,7 +162,7 @@ func (s *server) setup(ctx context.Context) error {
 	// On a shared (PostgreSQL) datastore the first server's CA and admin
 	// token become every server's.
 	tlsDir := cfg.path(tlsDirName)
-	ca, err := shareCA(ctx, st, tlsDir, s.clk)
+	ca, err := shareCA(ctx, blobs, tlsDir, s.clk)
 	if err != nil {
 		return err
 	}
@@ -209,7 +216,7 @@ func (s *server) setup(ctx context.Context) error {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 
-	adminToken, err := shareAdminToken(ctx, st, cfg.path(adminTokenName))
+	adminToken, err := shareAdminToken(ctx, blobs, cfg.path(adminTokenName))
 	if err != nil {
 		return err
 	}
@@ -221,10 +228,10 @@ func (s *server) setup(ctx context.Context) error {
 		_, err := s.tokens.EnsureDefaultJoinToken(ctx, path)
 		return err
 	}
-	if err := shareJoinToken(ctx, st, cfg.path(joinTokenName), ensureJoin); err != nil {
+	if err := shareJoinToken(ctx, blobs, cfg.path(joinTokenName), ensureJoin); err != nil {
 		return err
 	}
-	saKey, err := shareSigningKey(ctx, st, cfg.path(serviceAccountKeyName))
+	saKey, err := shareSigningKey(ctx, blobs, cfg.path(serviceAccountKeyName))
 	if err != nil {
 		return err
 	}

@@ -72,3 +72,87 @@ func shareKey(ctx context.Context, st *storage.Store, keys *encryption.Keyring, 
 	}
 	return nil
 }
+
+// blobStore is the part of the store the cluster identity is shared
+// through (cluster.go).
+type blobStore interface {
+	ShareBlob(ctx context.Context, name string, value []byte) ([]byte, error)
+	Blob(ctx context.Context, name string) ([]byte, bool, error)
+}
+
+// sealedBlobNames are the shared blobs that are secrets: the database
+// holds them sealed under the Secrets key.
+var sealedBlobNames = []string{blobCA, blobAdminToken, blobSigningKey, blobJoinToken}
+
+// sealedBlobs is the store's shared blobs with their values sealed under
+// the Secrets key on the way in and unsealed on the way out, so the CA
+// key and the tokens are not in the database in the clear. A blob stored
+// before (plain) reads as it is; resealBlobs seals it.
+type sealedBlobs struct {
+	st   *storage.Store
+	keys *encryption.Keyring
+}
+
+var _ blobStore = sealedBlobs{}
+
+func blobAAD(name string) []byte { return []byte("blob/" + name) }
+
+// ShareBlob offers value, sealed, and returns the plain stored one.
+func (b sealedBlobs) ShareBlob(ctx context.Context, name string, value []byte) ([]byte, error) {
+	sealed, err := b.keys.Seal(value, blobAAD(name))
+	if err != nil {
+		return nil, fmt.Errorf("seal %s: %w", name, err)
+	}
+	stored, err := b.st.ShareBlob(ctx, name, sealed)
+	if err != nil {
+		return nil, err
+	}
+	plain, err := b.keys.Unseal(stored, blobAAD(name))
+	if err != nil {
+		return nil, fmt.Errorf("unseal the datastore's %s: %w", name, err)
+	}
+	return plain, nil
+}
+
+// Blob returns the plain blob name, if the store holds one.
+func (b sealedBlobs) Blob(ctx context.Context, name string) ([]byte, bool, error) {
+	stored, ok, err := b.st.Blob(ctx, name)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	plain, err := b.keys.Unseal(stored, blobAAD(name))
+	if err != nil {
+		return nil, false, fmt.Errorf("unseal the datastore's %s: %w", name, err)
+	}
+	return plain, true, nil
+}
+
+// resealBlobs seals under keys' sealing key every secret blob that is
+// plain (stored before blobs were sealed) or sealed with an older key of
+// the ring (a rotation). It returns how many it rewrote. On SQLite there
+// are no blobs.
+func resealBlobs(ctx context.Context, st *storage.Store, keys *encryption.Keyring) (int, error) {
+	n := 0
+	for _, name := range sealedBlobNames {
+		stored, ok, err := st.Blob(ctx, name)
+		if err != nil {
+			return n, err
+		}
+		if !ok || keys.Current(stored) {
+			continue
+		}
+		plain, err := keys.Unseal(stored, blobAAD(name))
+		if err != nil {
+			return n, fmt.Errorf("unseal the datastore's %s: %w", name, err)
+		}
+		sealed, err := keys.Seal(plain, blobAAD(name))
+		if err != nil {
+			return n, fmt.Errorf("seal %s: %w", name, err)
+		}
+		if err := st.SetBlob(ctx, name, sealed); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
