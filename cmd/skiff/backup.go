@@ -42,7 +42,7 @@ func parseStoreFlags(env *cliEnv, verb, fileFlag string, args []string) (*storeF
 		if fileFlag != "" {
 			fs.StringVar(&f.file, fileFlag, "", "the backup file")
 		}
-		if verb == "rotate-key" {
+		if verb == "rotate-key" || verb == "backup" {
 			fs.StringVar(&f.keyFile, "encryption-key-file", "", "the key file (default <data-dir>/server/encryption.key)")
 		}
 		if fileFlag == "from" {
@@ -141,7 +141,13 @@ const keyFileName = "encryption.key"
 // <backup>.key, a file of its own, and says so: the backup is useless
 // without it, and the two are best kept apart.
 func backupKey(env *cliEnv, db, backup string) error {
-	key, err := os.ReadFile(filepath.Join(filepath.Dir(db), keyFileName))
+	return copyKey(env, filepath.Join(filepath.Dir(db), keyFileName), backup)
+}
+
+// copyKey copies the encryption key at path to <backup>.key (0600); a
+// missing key is no error (a store from before encryption at rest).
+func copyKey(env *cliEnv, path, backup string) error {
+	key, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // a store from before encryption at rest
 	}
@@ -210,7 +216,12 @@ func backupPostgres(ctx context.Context, env *cliEnv, f *storeFlags) error {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "backed up %s (revision %d or later) to %s\n", storage.Redact(f.datastore), rev, f.file)
-	return nil
+	// The Secrets stay sealed with the servers' shared key.
+	key := f.keyFile
+	if key == "" {
+		key = filepath.Join(f.dataDir, "server", keyFileName)
+	}
+	return copyKey(env, key, f.file)
 }
 
 // onlineBackup downloads a backup from the server that holds the store,
