@@ -14,6 +14,7 @@ import (
 
 	"github.com/skiffhq/skiff/agent"
 	"github.com/skiffhq/skiff/agent/internal/agenttest"
+	"github.com/skiffhq/skiff/agent/node"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/pgtest"
@@ -101,6 +102,10 @@ func TestPostgresAgentFailsOverWhenItsServerIsKilled(t *testing.T) {
 	b := agenttest.StartServerOn(t, ds, keyFile)
 	ta := startTestAgentWith(t, b, nil, func(c *agent.Config) { c.Server = urlA + "," + b.Info.URL })
 	agenttest.Eventually(t, "node registered", ta.running.Registered)
+	// The agent's client uses the first server of its list until it fails.
+	if cred, ok, err := node.LoadCredentials(filepath.Join(ta.cfg.DataDir, "agent")); err != nil || !ok || !strings.HasPrefix(cred.Server, urlA+",") {
+		t.Fatalf("node.json server list = %q, %v, %v; want A first", cred.Server, ok, err)
+	}
 
 	b.CreatePod(busyboxPod("steady", "sleep 3600"))
 	before := waitPod(t, b, "steady", "Running", phase(api.PodRunning)).Status.ContainerStatuses[0]
