@@ -50,7 +50,7 @@ type caFiles struct {
 // loads the local one, offers it to the store, and when the store already
 // held another, replaces the local files with that one (and drops the
 // serving certificate signed by the old CA).
-func shareCA(ctx context.Context, st *storage.Store, dir string, clk clock.Clock) (*tlsutil.CA, error) {
+func shareCA(ctx context.Context, st blobStore, dir string, clk clock.Clock) (*tlsutil.CA, error) {
 	ca, err := tlsutil.EnsureCA(dir, clk)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func shareCA(ctx context.Context, st *storage.Store, dir string, clk clock.Clock
 }
 
 // shareAdminToken is shareCA for the admin token file.
-func shareAdminToken(ctx context.Context, st *storage.Store, path string) (string, error) {
+func shareAdminToken(ctx context.Context, st blobStore, path string) (string, error) {
 	tok, err := auth.EnsureAdminToken(path)
 	if err != nil {
 		return "", err
@@ -113,7 +113,7 @@ func shareAdminToken(ctx context.Context, st *storage.Store, path string) (strin
 
 // shareSigningKey is shareCA for the service-account token signing key:
 // every server must verify the tokens any of them issued.
-func shareSigningKey(ctx context.Context, st *storage.Store, path string) ([]byte, error) {
+func shareSigningKey(ctx context.Context, st blobStore, path string) ([]byte, error) {
 	key, err := auth.EnsureSigningKey(path)
 	if err != nil {
 		return nil, err
@@ -136,7 +136,7 @@ func shareSigningKey(ctx context.Context, st *storage.Store, path string) ([]byt
 // ensure (Tokens.EnsureDefaultJoinToken) reads or makes the file and
 // stores the token's hash, and the file is offered to the store. A server
 // that lost a race at the very first start adopts the winner's token.
-func shareJoinToken(ctx context.Context, st *storage.Store, path string, ensure func(context.Context, string) error) error {
+func shareJoinToken(ctx context.Context, st blobStore, path string, ensure func(context.Context, string) error) error {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		shared, ok, err := st.Blob(ctx, blobJoinToken)
 		if err != nil {

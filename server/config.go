@@ -13,6 +13,7 @@ import (
 
 	"github.com/skiffhq/skiff/api/labels"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/server/encryption"
 	"github.com/skiffhq/skiff/server/servicealloc"
 	"github.com/skiffhq/skiff/storage"
 )
@@ -115,8 +116,15 @@ type Config struct {
 	// write and every refused request. Default <data-dir>/server/audit.log;
 	// AuditLogOff ("off") turns it off. AuditMaxBytes is the size at which
 	// it is rotated (DefaultAuditMaxBytes).
-	AuditLog      string
-	AuditMaxBytes int64
+	AuditLog string
+	// EncryptionKeyFile is the key ring that encrypts Secrets at rest
+	// (--encryption-key-file; default <data-dir>/server/encryption.key).
+	// On SQLite it is created when missing. On PostgreSQL every server
+	// must be given the same file: the first server creates it, and the
+	// datastore keeps only a check of the key, so a server with a missing
+	// or different key refuses to start.
+	EncryptionKeyFile string
+	AuditMaxBytes     int64
 
 	BodyReadTimeout     time.Duration
 	MaxConnsPerClient   int
@@ -236,6 +244,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AuditLog == "" {
 		c.AuditLog = c.path(auditLogName)
+	}
+	if c.EncryptionKeyFile == "" {
+		c.EncryptionKeyFile = c.path(encryption.FileName)
 	}
 	if c.AuditMaxBytes <= 0 {
 		c.AuditMaxBytes = DefaultAuditMaxBytes

@@ -28,6 +28,7 @@ import (
 const (
 	childDatastoreEnv = "SKIFF_SERVER_CHILD_DATASTORE"
 	childDataDirEnv   = "SKIFF_SERVER_CHILD_DATA_DIR"
+	childKeyFileEnv   = "SKIFF_SERVER_CHILD_KEY_FILE"
 )
 
 // TestPostgresServerChild is not a test of its own: the multi-server
@@ -41,7 +42,8 @@ func TestPostgresServerChild(t *testing.T) {
 	}
 	err := Run(context.Background(), Config{
 		DataDir: os.Getenv(childDataDirEnv), Listen: "127.0.0.1:0", Datastore: ds, Clock: clock.Real{},
-		DisableAgent: true, DisableControllers: true,
+		EncryptionKeyFile: os.Getenv(childKeyFileEnv),
+		DisableAgent:      true, DisableControllers: true,
 		Ready: func(i Info) { fmt.Printf("READY %s\n", i.URL) },
 	})
 	fmt.Fprintln(os.Stderr, "child server:", err)
@@ -112,8 +114,9 @@ func (r *remote) podNode(name string) string {
 }
 
 // startChildServer runs a server in a child process and returns its
-// client and the process, which the test kills.
-func startChildServer(t *testing.T, ds, dataDir string) (*remote, *exec.Cmd) {
+// client and the process, which the test kills. keyFile is its
+// --encryption-key-file: the servers of one datastore share one.
+func startChildServer(t *testing.T, ds, dataDir, keyFile string) (*remote, *exec.Cmd) {
 	t.Helper()
 	args := []string{os.Args[0], "-test.run=^TestPostgresServerChild$", "-test.count=1"}
 	if emu := os.Getenv("SKIFF_TEST_EMULATOR"); emu != "" {
@@ -122,7 +125,7 @@ func startChildServer(t *testing.T, ds, dataDir string) (*remote, *exec.Cmd) {
 		args = append([]string{emu}, args...)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), childDatastoreEnv+"="+ds, childDataDirEnv+"="+dataDir)
+	cmd.Env = append(os.Environ(), childDatastoreEnv+"="+ds, childDataDirEnv+"="+dataDir, childKeyFileEnv+"="+keyFile)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -164,7 +167,8 @@ func TestPostgresTwoServersKillLeader(t *testing.T) {
 	cluster := pgtest.Start(t, pgtest.Options{})
 	ds := cluster.Database(t)
 	dirA := t.TempDir()
-	a, childA := startChildServer(t, ds, dirA)
+	keyFile := filepath.Join(t.TempDir(), "encryption.key")
+	a, childA := startChildServer(t, ds, dirA, keyFile)
 
 	now := time.Now().UTC().Format(time.RFC3339)
 	a.must("POST", "/api/v1/nodes", `{"apiVersion":"v1","kind":"Node","metadata":{"name":"edge-1"}}`, 201)
@@ -188,7 +192,7 @@ func TestPostgresTwoServersKillLeader(t *testing.T) {
 	a.must("POST", "/api/v1/namespaces/default/pods", pod("p1"), 201)
 	waitBound(a, "p1", 20*time.Second)
 
-	b := startHarnessWith(t, "", nil, func(c *Config) { c.Datastore = ds; c.Clock = clock.Real{} })
+	b := startHarnessWith(t, "", nil, func(c *Config) { c.Datastore, c.EncryptionKeyFile, c.Clock = ds, keyFile, clock.Real{} })
 	if ca := b.readFile("tls/ca.crt"); ca != readFileT(t, filepath.Join(dirA, "server/tls/ca.crt")) {
 		t.Fatal("the servers present different CAs")
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -90,7 +91,8 @@ func TestPostgresServersSurviveDatastoreOutages(t *testing.T) {
 	proxy := startProxy(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(cluster.Port)))
 	viaProxy := (&url.URL{Scheme: "postgres", User: url.User("postgres"), Host: proxy.ln.Addr().String(), Path: "/" + db, RawQuery: "sslmode=disable"}).String()
 
-	ha := startHarnessWith(t, "", nil, func(c *Config) { c.Datastore = viaProxy; c.Clock = clock.Real{} })
+	keyFile := filepath.Join(t.TempDir(), "encryption.key") // the servers' shared key
+	ha := startHarnessWith(t, "", nil, func(c *Config) { c.Datastore, c.EncryptionKeyFile, c.Clock = viaProxy, keyFile, clock.Real{} })
 	a := newRemote(t, ha.info.URL, ha.dir)
 	now := time.Now().UTC().Format(time.RFC3339)
 	a.must("POST", "/api/v1/nodes", `{"apiVersion":"v1","kind":"Node","metadata":{"name":"edge-1"}}`, 201)
@@ -116,7 +118,7 @@ func TestPostgresServersSurviveDatastoreOutages(t *testing.T) {
 	}
 	a.must("POST", "/api/v1/namespaces/default/pods", pod("p1"), 201)
 	waitBound(a, "p1", 20*time.Second) // A leads: it started first
-	hb := startHarnessWith(t, "", nil, func(c *Config) { c.Datastore = cluster.URL(db); c.Clock = clock.Real{} })
+	hb := startHarnessWith(t, "", nil, func(c *Config) { c.Datastore, c.EncryptionKeyFile, c.Clock = cluster.URL(db), keyFile, clock.Real{} })
 	b := newRemote(t, hb.info.URL, hb.dir)
 
 	// Cut A off the database.

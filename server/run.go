@@ -20,7 +20,6 @@ import (
 	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/auth"
 	"github.com/skiffhq/skiff/server/controllers"
-	"github.com/skiffhq/skiff/server/encryption"
 	"github.com/skiffhq/skiff/server/events"
 	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/server/servicealloc"
@@ -121,26 +120,36 @@ func (s *server) setup(ctx context.Context) error {
 		return err
 	}
 	so.Clock, so.Logger = s.clk, s.log.With("component", "storage")
+	// The store, shared by every server, keeps cluster IPs and node ports
+	// unique: each server's allocator is only a cache of it.
+	so.Claims = map[string]storage.ClaimFunc{"services": servicealloc.Claims}
 	if cfg.AuditLog != AuditLogOff {
 		if s.auditLog, err = openAuditLog(cfg.AuditLog, cfg.AuditMaxBytes, DefaultAuditMaxBackup, s.log); err != nil {
 			return err
 		}
 	}
-	if so.Postgres == "" {
-		// Secrets are sealed under this server's key file. Several
-		// servers on PostgreSQL would need one shared key: until that
-		// exists, their secrets are stored as PostgreSQL holds them.
-		keys, err := encryption.Load(cfg.path(encryption.FileName))
-		if err != nil {
-			return err
-		}
-		so.Sealer = keys
+	// Secrets are sealed under the key file; on PostgreSQL every server
+	// must hold the same one (sharedkey.go).
+	keys, freshKey, err := loadKeys(cfg.EncryptionKeyFile, so.Postgres != "")
+	if err != nil {
+		return err
 	}
+	so.Sealer = keys
 	st, err := storage.Open(ctx, so)
 	if err != nil {
 		return fmt.Errorf("open datastore %s: %w", storage.Redact(cfg.Datastore), err)
 	}
 	s.store = st
+	if err := shareKey(ctx, st, keys, cfg.EncryptionKeyFile, freshKey); err != nil {
+		return err
+	}
+	// The cluster identity shared through the datastore is sealed too.
+	blobs := sealedBlobs{st: st, keys: keys}
+	if n, err := resealBlobs(ctx, st, keys); err != nil {
+		return fmt.Errorf("encrypt the shared cluster secrets: %w", err)
+	} else if n > 0 {
+		s.log.Info("encrypted shared cluster secrets", "blobs", n)
+	}
 	s.rbac = &rbacCache{store: st}
 	// Secrets stored before encryption was on are sealed now; nothing is
 	// written when all are.
@@ -153,7 +162,7 @@ func (s *server) setup(ctx context.Context) error {
 	// On a shared (PostgreSQL) datastore the first server's CA and admin
 	// token become every server's.
 	tlsDir := cfg.path(tlsDirName)
-	ca, err := shareCA(ctx, st, tlsDir, s.clk)
+	ca, err := shareCA(ctx, blobs, tlsDir, s.clk)
 	if err != nil {
 		return err
 	}
@@ -207,7 +216,7 @@ func (s *server) setup(ctx context.Context) error {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 
-	adminToken, err := shareAdminToken(ctx, st, cfg.path(adminTokenName))
+	adminToken, err := shareAdminToken(ctx, blobs, cfg.path(adminTokenName))
 	if err != nil {
 		return err
 	}
@@ -219,10 +228,10 @@ func (s *server) setup(ctx context.Context) error {
 		_, err := s.tokens.EnsureDefaultJoinToken(ctx, path)
 		return err
 	}
-	if err := shareJoinToken(ctx, st, cfg.path(joinTokenName), ensureJoin); err != nil {
+	if err := shareJoinToken(ctx, blobs, cfg.path(joinTokenName), ensureJoin); err != nil {
 		return err
 	}
-	saKey, err := shareSigningKey(ctx, st, cfg.path(serviceAccountKeyName))
+	saKey, err := shareSigningKey(ctx, blobs, cfg.path(serviceAccountKeyName))
 	if err != nil {
 		return err
 	}

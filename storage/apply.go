@@ -13,11 +13,12 @@ import (
 // the writer goroutine uses it (and Open, before that goroutine starts).
 type writer struct {
 	be      backend
-	db      *sql.DB   // the pool conn comes from
-	conn    *sql.Conn // nil while disconnected
-	lastRev int64     // the last revision this writer committed or loaded
-	lastTs  int64     // ts of the last change; ts never goes backwards
-	seal    sealing   // applied to values as they go to and come from the database
+	db      *sql.DB              // the pool conn comes from
+	conn    *sql.Conn            // nil while disconnected
+	lastRev int64                // the last revision this writer committed or loaded
+	lastTs  int64                // ts of the last change; ts never goes backwards
+	seal    sealing              // applied to values as they go to and come from the database
+	claims  map[string]ClaimFunc // Options.Claims: resources whose writes maintain claims
 
 	selObj, selObjValue, insObj, updObj, delObj *sql.Stmt
 	insChange, setMeta, raiseMeta, getMeta      *sql.Stmt
@@ -147,6 +148,11 @@ func (w *writer) create(ctx context.Context, o *op, rev, ts int64) (*change, err
 	if err != nil {
 		return nil, err, nil
 	}
+	if len(e.claims) > 0 {
+		if opErr, err := w.checkClaims(ctx, k, e.claims); opErr != nil || err != nil {
+			return nil, opErr, err
+		}
+	}
 	res, err := w.insObj.ExecContext(ctx, k.resource, k.namespace, k.name, rev, rev, e.node, blob(e.labels), e.fields, stored)
 	if err != nil {
 		return nil, nil, err
@@ -155,6 +161,11 @@ func (w *writer) create(ctx context.Context, o *op, rev, ts int64) (*change, err
 		return nil, nil, err
 	} else if n == 0 {
 		return nil, ErrExists, nil
+	}
+	if w.claims[k.resource] != nil {
+		if err := w.setClaims(ctx, k, e.claims); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := w.logChange(ctx, rev, k, Added, ts, e.labels, e.fields, nil, nil, stored); err != nil {
 		return nil, nil, err
@@ -189,8 +200,18 @@ func (w *writer) update(ctx context.Context, o *op, rev, ts int64) (*change, err
 	if err != nil {
 		return nil, err, nil
 	}
+	if len(e.claims) > 0 {
+		if opErr, err := w.checkClaims(ctx, k, e.claims); opErr != nil || err != nil {
+			return nil, opErr, err
+		}
+	}
 	if _, err := w.updObj.ExecContext(ctx, rev, e.node, blob(e.labels), e.fields, stored, k.resource, k.namespace, k.name); err != nil {
 		return nil, nil, err
+	}
+	if w.claims[k.resource] != nil {
+		if err := w.setClaims(ctx, k, e.claims); err != nil {
+			return nil, nil, err
+		}
 	}
 	prevLabels, prevFields := prevColumn(oldLabels, e.labels), prevColumn(oldFields, e.fields)
 	if err := w.logChange(ctx, rev, k, Modified, ts, e.labels, e.fields, prevLabels, prevFields, stored); err != nil {
@@ -232,6 +253,11 @@ func (w *writer) delete(ctx context.Context, o *op, rev, ts int64) (*change, err
 	}
 	if _, err := w.delObj.ExecContext(ctx, k.resource, k.namespace, k.name); err != nil {
 		return nil, nil, err
+	}
+	if w.claims[k.resource] != nil {
+		if err := w.setClaims(ctx, k, nil); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := w.logChange(ctx, rev, k, Deleted, ts, lbl, fld, nil, nil, stored); err != nil {
 		return nil, nil, err

@@ -14,7 +14,11 @@
 //   - changes: the change log, one row per revision. A single global
 //     revision, counted from 1 without gaps, is every object's
 //     metadata.resourceVersion (in decimal);
-//   - meta: the current and the compacted revision.
+//   - meta: the current and the compacted revision;
+//   - claims: unique strings objects hold beside their keys
+//     (Options.Claims: a Service's cluster IP and node ports), checked and
+//     written in the write's transaction, so no two objects hold one
+//     (claims.go).
 //
 // Stored values are the objects' JSON with apiVersion, kind and
 // resourceVersion set, so the server can send them as they are (GetRaw,

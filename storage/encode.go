@@ -51,6 +51,7 @@ type encoded struct {
 	fields   []byte // JSON
 	labelSet labels.Set
 	fieldSet fields.Set
+	claims   []string // Options.Claims of the object, sorted
 }
 
 // encode marshals obj with its TypeMeta set. obj's resourceVersion is left
@@ -98,6 +99,7 @@ func (s *Store) encode(obj api.Object) (*encoded, error) {
 		return nil, fmt.Errorf("encode %s fields: %w", k, err)
 	}
 	e.node = e.fieldSet["spec.nodeName"]
+	e.claims = s.claimsOf(k.resource, obj)
 	return e, nil
 }
 

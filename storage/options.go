@@ -102,6 +102,11 @@ type Options struct {
 	// (default: secrets); see Sealer.
 	Sealer          Sealer
 	SealedResources []string
+	// Claims, by resource, name the unique strings an object of that
+	// resource holds (a Service's cluster IP and node ports); the store
+	// refuses a write whose claims another object holds, with a
+	// *ClaimError (see claims.go). Nil: no claims.
+	Claims map[string]ClaimFunc
 }
 
 // Validate reports every field that is out of range. Zero values are

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -55,11 +56,14 @@ func (b *pgBackend) listen(ctx context.Context, s *Store) error {
 	s.poll(ctx)
 	for {
 		wctx, cancel := context.WithTimeout(ctx, s.opts.PollInterval)
-		err := conn.PgConn().WaitForNotification(wctx)
+		n, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return nil
+		case err == nil && published(n.Payload, s.rev.Load()):
+			// This server's own commit, or one a read already caught up
+			// with: no query (every commit notifies every server).
 		case err == nil:
 			s.follow(ctx)
 		case errors.Is(err, context.DeadlineExceeded):
@@ -98,4 +102,12 @@ func (s *Store) poll(ctx context.Context) {
 		return
 	}
 	s.raiseCompacted(compacted)
+}
+
+// published reports whether the revision a commit notified (its payload)
+// is at or below rev, the last one this Store published. A payload that
+// is not a revision is not published: read the change log.
+func published(payload string, rev int64) bool {
+	n, err := strconv.ParseInt(payload, 10, 64)
+	return err == nil && n <= rev
 }

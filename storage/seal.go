@@ -90,14 +90,31 @@ func (s *Store) Reseal(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// reseal does Reseal's work in one transaction.
+// reseal does Reseal's work in one transaction. On PostgreSQL it holds
+// the writers' lock (begin), so no other server's write of a row falls
+// between reading and rewriting it.
 func (w *writer) reseal(ctx context.Context, sl sealing) (n int, err error) {
-	if _, ok := w.be.(*sqliteBackend); !ok {
-		// PostgreSQL rows are keyed differently; values there are sealed
-		// as they are written, and a plain one is sealed on its next write.
-		return 0, nil
+	_, pg := w.be.(*pgBackend)
+	// Rows are named by a text key: the rowid or revision on SQLite, the
+	// object's key or revision on PostgreSQL.
+	tables := []struct{ sel, upd string }{
+		{`SELECT CAST(rowid AS TEXT), value FROM objects WHERE resource = ?`, `UPDATE objects SET value = ? WHERE rowid = CAST(? AS INTEGER)`},
+		{`SELECT CAST(rev AS TEXT), value FROM changes WHERE resource = ?`, `UPDATE changes SET value = ? WHERE rev = CAST(? AS INTEGER)`},
 	}
-	if err := w.be.beginMaintenance(ctx, w); err != nil {
+	if pg {
+		_, _, err = w.be.begin(ctx, w)
+		tables[0] = struct{ sel, upd string }{
+			`SELECT namespace || '/' || name, value FROM objects WHERE resource = $1`,
+			`UPDATE objects SET value = $1 WHERE resource = $3 AND namespace = split_part($2, '/', 1) AND name = split_part($2, '/', 2)`,
+		}
+		tables[1] = struct{ sel, upd string }{
+			`SELECT rev::text, value FROM changes WHERE resource = $1`,
+			`UPDATE changes SET value = $1 WHERE rev = $2::bigint AND resource = $3`,
+		}
+	} else {
+		err = w.be.beginMaintenance(ctx, w)
+	}
+	if err != nil {
 		return 0, err
 	}
 	defer func() {
@@ -108,12 +125,9 @@ func (w *writer) reseal(ctx context.Context, sl sealing) (n int, err error) {
 		}
 	}()
 	for r := range sl.res {
-		for _, t := range []struct{ sel, upd string }{
-			{`SELECT rowid, value FROM objects WHERE resource = ?`, `UPDATE objects SET value = ? WHERE rowid = ?`},
-			{`SELECT rev, value FROM changes WHERE resource = ?`, `UPDATE changes SET value = ? WHERE rev = ?`},
-		} {
+		for _, t := range tables {
 			type row struct {
-				id  int64
+				id  string
 				val []byte
 			}
 			rows, err := w.conn.QueryContext(ctx, t.sel, r)
@@ -143,7 +157,11 @@ func (w *writer) reseal(ctx context.Context, sl sealing) (n int, err error) {
 				if err != nil {
 					return n, err
 				}
-				if _, err := w.conn.ExecContext(ctx, t.upd, sealed, x.id); err != nil {
+				args := []any{sealed, x.id}
+				if pg {
+					args = append(args, r)
+				}
+				if _, err := w.conn.ExecContext(ctx, t.upd, args...); err != nil {
 					return n, translate(err)
 				}
 				n++

@@ -44,6 +44,27 @@ func (s *Store) ShareBlob(ctx context.Context, name string, value []byte) ([]byt
 	return stored, nil
 }
 
+// SetBlob stores value under name, replacing any blob of that name (key
+// rotation updates the key check this way). On SQLite it stores nothing.
+func (s *Store) SetBlob(ctx context.Context, name string, value []byte) error {
+	if name == "" || len(value) == 0 {
+		return fmt.Errorf("set blob %q: empty name or value: %w", name, ErrInvalid)
+	}
+	if _, ok := s.be.(*pgBackend); !ok {
+		return nil
+	}
+	if err := s.beginRead(); err != nil {
+		return fmt.Errorf("set blob %s: %w", name, err)
+	}
+	defer s.endRead()
+	_, err := s.rdb.ExecContext(ctx, `INSERT INTO blobs (name, value) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`, name, value)
+	if err != nil {
+		return fmt.Errorf("set blob %s: %w", name, translate(err))
+	}
+	return nil
+}
+
 // Blob returns the shared blob name, if the store holds one. On SQLite
 // it holds none.
 func (s *Store) Blob(ctx context.Context, name string) ([]byte, bool, error) {

@@ -142,6 +142,7 @@ func (s *Store) open(ctx context.Context) error {
 		return err
 	}
 	s.w.seal = s.seal
+	s.w.claims = s.opts.Claims
 	rev, compacted, lastTs, err := s.w.load(ctx)
 	if err != nil {
 		return err
@@ -149,6 +150,9 @@ func (s *Store) open(ctx context.Context) error {
 	s.rev.Store(rev)
 	s.compacted.Store(compacted)
 	s.w.lastRev, s.w.lastTs = rev, lastTs
+	if err := s.ensureClaims(ctx); err != nil {
+		return err
+	}
 	if s.rs, err = prepareReads(ctx, s.rdb, s.be.rebind); err != nil {
 		return err
 	}

@@ -170,7 +170,7 @@ func (s *Store) commit(ops []*op) {
 		err = w.fences(ctx, ops)
 	}
 	if err == nil {
-		if _, pg := w.be.(*pgBackend); pg {
+		if _, pg := w.be.(*pgBackend); pg && !s.batchClaims(ops) {
 			changes, rev, err = w.applyPipelined(ctx, ops, base, ts)
 		} else {
 			changes, rev, err = w.applyEach(ctx, ops, base, ts)

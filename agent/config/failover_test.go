@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/skiffhq/skiff/agent/internal/agenttest"
@@ -16,8 +17,9 @@ import (
 func TestAPISourceFailsOverBetweenServersPostgres(t *testing.T) {
 	cluster := pgtest.Start(t, pgtest.Options{})
 	ds := cluster.Database(t)
-	a := agenttest.StartServerOn(t, ds)
-	b := agenttest.StartServerOn(t, ds)
+	keyFile := filepath.Join(t.TempDir(), "encryption.key") // the servers share one
+	a := agenttest.StartServerOn(t, ds, keyFile)
+	b := agenttest.StartServerOn(t, ds, keyFile)
 	cfg := a.NodeConfig("n1")
 	cfg.Server = a.Info.URL + "," + b.Info.URL
 	nc, err := client.New(cfg)

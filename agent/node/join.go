@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,19 +48,25 @@ func (c Credentials) ClientConfig() client.Config {
 	return client.Config{Server: c.Server, CAData: c.CAData, Token: c.Credential}
 }
 
-// JoinToken is a parsed SKF1.<ca hash>.<id>.<secret> join token.
+// JoinToken is a parsed SKF1.<ca hash>.<id>.<secret> join token, which
+// may carry a server list (SKF1.<ca hash>.<id>.<secret>.<servers>, see
+// client.SplitJoinToken).
 type JoinToken struct {
-	CAHash string // sha256 hex of ca.crt's PEM
-	Raw    string
+	CAHash  string   // sha256 hex of ca.crt's PEM
+	Raw     string   // the four fields the server checks
+	Servers []string // the servers the token lists; nil for none
 }
 
 // ParseJoinToken checks a join token's shape. It never echoes the token
 // in its errors.
 func ParseJoinToken(s string) (JoinToken, error) {
-	s = strings.TrimSpace(s)
+	s, servers, err := client.SplitJoinToken(s)
+	if err != nil {
+		return JoinToken{}, err
+	}
 	parts := strings.Split(s, ".")
 	if len(parts) != 4 || parts[0] != "SKF1" {
-		return JoinToken{}, errors.New("join token: want SKF1.<ca hash>.<id>.<secret>")
+		return JoinToken{}, errors.New("join token: want SKF1.<ca hash>.<id>.<secret>[.<servers>]")
 	}
 	if len(parts[1]) != 64 {
 		return JoinToken{}, errors.New("join token: the CA hash must be 64 hex digits")
@@ -70,7 +77,7 @@ func ParseJoinToken(s string) (JoinToken, error) {
 	if parts[2] == "" || parts[3] == "" {
 		return JoinToken{}, errors.New("join token: empty id or secret")
 	}
-	return JoinToken{CAHash: strings.ToLower(parts[1]), Raw: s}, nil
+	return JoinToken{CAHash: strings.ToLower(parts[1]), Raw: s, Servers: servers}, nil
 }
 
 // JoinConfig says how to join.
@@ -133,21 +140,36 @@ func saveCredentials(dir string, c Credentials) error {
 func Join(ctx context.Context, cfg JoinConfig) (Credentials, error) {
 	// Server may list several servers sharing one datastore; the list is
 	// kept in node.json and the agent's client fails over between them.
-	servers := client.Servers(cfg.Server)
+	// A join token may list more servers: they follow --server's.
+	flagServers := client.Servers(cfg.Server)
+	var jt JoinToken
+	var err error
+	if cfg.Token != "" {
+		if jt, err = ParseJoinToken(cfg.Token); err != nil {
+			return Credentials{}, err
+		}
+	}
+	servers := client.MergeServers(flagServers, jt.Servers)
 	server := strings.Join(servers, ",")
 	old, ok, err := LoadCredentials(cfg.Dir)
 	if err != nil {
 		return Credentials{}, err
 	}
-	if ok && old.Server == server && old.NodeName == cfg.NodeName {
+	if ok && old.NodeName == cfg.NodeName && subset(flagServers, client.Servers(old.Server)) {
+		// Joined before through these servers (the kept list may hold
+		// more, from the token): keep the credential, and add any server
+		// a token given now lists.
+		kept := client.Servers(old.Server)
+		if more := client.MergeServers(kept, jt.Servers); len(more) > len(kept) {
+			old.Server = strings.Join(more, ",")
+			if err := saveCredentials(cfg.Dir, old); err != nil {
+				return Credentials{}, fmt.Errorf("join: keep credentials: %w", err)
+			}
+		}
 		return old, nil
 	}
 	if cfg.Token == "" {
 		return Credentials{}, errors.New("join: no credentials kept for this server and node name, and no --token given")
-	}
-	jt, err := ParseJoinToken(cfg.Token)
-	if err != nil {
-		return Credentials{}, err
 	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
@@ -235,4 +257,14 @@ func fetchCA(ctx context.Context, server, wantHash string, timeout time.Duration
 		return nil, errors.New("join: /cacerts is not a PEM certificate")
 	}
 	return ca, nil
+}
+
+// subset reports whether every one of a is in b.
+func subset(a, b []string) bool {
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			return false
+		}
+	}
+	return true
 }

@@ -408,3 +408,54 @@ func TestJoinWithServerListSkipsADeadServer(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// TestJoinTokenServerListJoinsAndIsKept: --server names only a dead
+// server, the join token lists the live one: the join goes through the
+// token's server, node.json keeps both (--server's first), a restart
+// without the token reuses the credential with the whole list, and the
+// node's client fails over to the token's server. The same token without
+// its list (an old token) still joins when --server names a live server.
+func TestJoinTokenServerListJoinsAndIsKept(t *testing.T) {
+	info, _ := startServer(t)
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadURL := "https://" + dead.Addr().String()
+	dead.Close()
+	tok, err := client.JoinTokenWithServers(joinToken(t, info), []string{info.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	cred, err := node.Join(ctx, node.JoinConfig{Server: deadURL, Token: tok, NodeName: "edge-1", Dir: dir})
+	if err != nil {
+		t.Fatalf("Join(--server %s, token listing %s) = %v; want a join through the token's server", deadURL, info.URL, err)
+	}
+	want := deadURL + "," + info.URL
+	if kept, ok, err := node.LoadCredentials(dir); err != nil || !ok || kept.Server != want {
+		t.Fatalf("node.json server = %q, %v, %v; want %q", kept.Server, ok, err, want)
+	}
+	again, err := node.Join(ctx, node.JoinConfig{Server: deadURL, NodeName: "edge-1", Dir: dir})
+	if err != nil || again.Credential != cred.Credential || again.Server != want {
+		t.Fatalf("restart without the token = %v, %v; want the kept credential and list %q", again, err, want)
+	}
+	nc, err := client.New(again.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Do(ctx, "GET", "/version", nil); err == nil {
+		t.Fatal("first request through the dead server succeeded")
+	}
+	resp, err := nc.Do(ctx, "GET", "/version", nil)
+	if err != nil {
+		t.Fatalf("request after failover = %v; want it served by the token's server %s", err, info.URL)
+	}
+	resp.Body.Close()
+
+	// An old token (no list) keeps working.
+	if _, err := node.Join(ctx, node.JoinConfig{Server: info.URL, Token: joinToken(t, info), NodeName: "edge-2", Dir: t.TempDir()}); err != nil {
+		t.Fatalf("Join with a token without a server list = %v", err)
+	}
+}

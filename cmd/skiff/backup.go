@@ -25,6 +25,7 @@ type storeFlags struct {
 	dataDir, datastore string
 	file               string
 	key                string // restore: the backup's encryption key file
+	keyFile            string // rotate-key: --encryption-key-file
 }
 
 // parseStoreFlags parses `skiff server backup|restore` flags: the data
@@ -40,6 +41,9 @@ func parseStoreFlags(env *cliEnv, verb, fileFlag string, args []string) (*storeF
 		fs.StringVar(&f.datastore, "datastore", "", "datastore URL (default sqlite://<data-dir>/server/state.db)")
 		if fileFlag != "" {
 			fs.StringVar(&f.file, fileFlag, "", "the backup file")
+		}
+		if verb == "rotate-key" || verb == "backup" {
+			fs.StringVar(&f.keyFile, "encryption-key-file", "", "the key file (default <data-dir>/server/encryption.key)")
 		}
 		if fileFlag == "from" {
 			fs.StringVar(&f.key, "key", "", "the encryption key file of the backup (default FILE.key when it exists)")
@@ -137,7 +141,13 @@ const keyFileName = "encryption.key"
 // <backup>.key, a file of its own, and says so: the backup is useless
 // without it, and the two are best kept apart.
 func backupKey(env *cliEnv, db, backup string) error {
-	key, err := os.ReadFile(filepath.Join(filepath.Dir(db), keyFileName))
+	return copyKey(env, filepath.Join(filepath.Dir(db), keyFileName), backup)
+}
+
+// copyKey copies the encryption key at path to <backup>.key (0600); a
+// missing key is no error (a store from before encryption at rest).
+func copyKey(env *cliEnv, path, backup string) error {
+	key, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // a store from before encryption at rest
 	}
@@ -206,7 +216,12 @@ func backupPostgres(ctx context.Context, env *cliEnv, f *storeFlags) error {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "backed up %s (revision %d or later) to %s\n", storage.Redact(f.datastore), rev, f.file)
-	return nil
+	// The Secrets stay sealed with the servers' shared key.
+	key := f.keyFile
+	if key == "" {
+		key = filepath.Join(f.dataDir, "server", keyFileName)
+	}
+	return copyKey(env, key, f.file)
 }
 
 // onlineBackup downloads a backup from the server that holds the store,

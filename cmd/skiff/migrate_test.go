@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,6 +46,22 @@ func TestServerMigrateSQLiteToPostgres(t *testing.T) {
 	objs, rev, err := dst.List(ctx, "configmaps", storage.ListOptions{})
 	if err != nil || len(objs) != 20 || rev != 20 {
 		t.Errorf("List in PostgreSQL = %d at %d, %v; want 20 at 20", len(objs), rev, err)
+	}
+	// A backup of the PostgreSQL datastore comes with the servers' key.
+	keyDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(keyDir, "server"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(keyDir, "server", "encryption.key"), []byte("aesgcm k1 x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(t.TempDir(), "pg.db")
+	code, out, errs = runCLI("server", "backup", "--config", "", "--data-dir", keyDir, "--datastore", to, "--to", backup)
+	if code != 0 || !strings.Contains(out, backup+".key") {
+		t.Fatalf("server backup --datastore postgres = %d, %q, %q; want the key beside the backup", code, out, errs)
+	}
+	if b, err := os.ReadFile(backup + ".key"); err != nil || string(b) != "aesgcm k1 x\n" {
+		t.Errorf("backup key = %q, %v; want the data dir's key file", b, err)
 	}
 	code, _, errs = runCLI("server", "migrate", "--from", "sqlite://"+path, "--to", to)
 	if code != 1 || !strings.Contains(errs, "not empty") {

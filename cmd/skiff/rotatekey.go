@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/skiffhq/skiff/server"
 	"github.com/skiffhq/skiff/storage"
@@ -21,18 +22,33 @@ func runServerRotateKey(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := f.dbPath()
-	if err != nil {
-		return err
+	cfg := server.Config{DataDir: f.dataDir, EncryptionKeyFile: f.keyFile}
+	shared := strings.HasPrefix(f.datastore, storage.PostgresScheme) || strings.HasPrefix(f.datastore, "postgresql://")
+	what := storage.Redact(f.datastore)
+	if shared {
+		cfg.Datastore = f.datastore
+	} else {
+		db, err := f.dbPath()
+		if err != nil {
+			return err
+		}
+		cfg.Datastore, what = "sqlite://"+db, db
 	}
-	id, n, err := server.RotateKey(ctx, server.Config{DataDir: f.dataDir, Datastore: "sqlite://" + db})
+	id, n, err := server.RotateKey(ctx, cfg)
 	if errors.Is(err, storage.ErrLocked) {
-		return fmt.Errorf("a server is using %s: stop it first (systemctl stop skiff-server), then rotate the key", db)
+		return fmt.Errorf("a server is using %s: stop it first (systemctl stop skiff-server), then rotate the key", what)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "new encryption key %s in %s; re-encrypted %d stored secret values\n", id, filepath.Join(f.dataDir, "server", "encryption.key"), n)
+	keyFile := f.keyFile
+	if keyFile == "" {
+		keyFile = filepath.Join(f.dataDir, "server", "encryption.key")
+	}
+	fmt.Fprintf(env.stdout, "new encryption key %s in %s; re-encrypted %d stored secret values\n", id, keyFile, n)
+	if shared {
+		fmt.Fprintln(env.stdout, "copy the new key file to every server before starting them: a server with the old key refuses to start")
+	}
 	fmt.Fprintln(env.stdout, "back up the new key file: backups taken before today need the old one")
 	return nil
 }

@@ -81,6 +81,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.IntVar(&f.cfg.MaxRequestsInFlight, "max-requests-inflight", server.DefaultMaxRequestsInFlight, "requests served at once, watches and streams aside; more get 429 (negative: no limit)")
 	fs.IntVar(&f.cfg.MaxConnsPerClient, "max-connections-per-client", server.DefaultMaxConnsPerClient, "open connections per client address, e.g. for agents behind one NAT (negative: no limit)")
 	fs.StringVar(&f.cfg.AuditLog, "audit-log", "", "audit log of writes and refused requests (JSON lines; default <data-dir>/server/audit.log; \"off\" turns it off)")
+	fs.StringVar(&f.cfg.EncryptionKeyFile, "encryption-key-file", "", "key file that encrypts Secrets at rest (default <data-dir>/server/encryption.key); servers sharing a PostgreSQL datastore need the same file")
 	fs.StringVar(&f.cfg.ClusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "pod network, one /24 per node")
 	fs.StringVar(&f.cfg.ServiceCIDR, "service-cidr", server.DefaultServiceCIDR, "where Service cluster IPs come from")
 	fs.StringVar(&f.cfg.NodePortRange, "service-node-port-range", server.DefaultNodePortRange, "where Service node ports come from")

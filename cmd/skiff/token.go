@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/cmd/skiff/internal/printers"
 	"github.com/skiffhq/skiff/server"
 )
@@ -54,6 +55,7 @@ func runTokenCreate(ctx context.Context, env *cliEnv, args []string) error {
 	f.register(fs, false)
 	ttl := fs.Duration("ttl", server.DefaultJoinTokenTTL, "lifetime of the token; 0s never expires")
 	desc := fs.String("description", "", "free text shown by 'skiff token list'")
+	servers := fs.String("servers", "", "comma list of server URLs the token carries for agents (default: the client's --server list when it names several)")
 	pos, err := parseArgs(env, fs, tokenHelp, args)
 	if err != nil {
 		return err
@@ -68,6 +70,18 @@ func runTokenCreate(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The token carries these servers for agents (client.SplitJoinToken).
+	list := client.Servers(*servers)
+	if list == nil {
+		if own := client.Servers(cfg.Server); len(own) > 1 {
+			list = own
+		}
+	}
+	if list != nil {
+		if err := client.ValidateJoinTokenServers(list); err != nil {
+			return usageError{fmt.Sprintf("--servers: %v", err)}
+		}
+	}
 	var info server.TokenInfo
 	req := server.CreateTokenRequest{TTL: ttl.String(), Description: *desc}
 	if err := c.DoJSON(ctx, http.MethodPost, tokensPath, req, &info); err != nil {
@@ -75,6 +89,9 @@ func runTokenCreate(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if info.Token == "" {
 		return fmt.Errorf("the server created token %q but sent no secret", info.ID)
+	}
+	if info.Token, err = client.JoinTokenWithServers(info.Token, list); err != nil {
+		return err
 	}
 	fmt.Fprintln(env.stdout, info.Token)
 	expires := "never expires"

@@ -2,9 +2,12 @@ package main
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skiffhq/skiff/api/client"
 )
 
 func TestTokenGolden(t *testing.T) {
@@ -59,4 +62,30 @@ func readTrim(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// TestTokenCreateCarriesServers: --servers puts a server list in the
+// printed token, which agents split off (client.SplitJoinToken); the
+// server still accepts the token, list and all; a bad list is refused
+// before any token is created.
+func TestTokenCreateCarriesServers(t *testing.T) {
+	t.Parallel()
+	h := startCLIHarness(t)
+	servers := []string{"https://10.0.0.1:7443", h.info.URL}
+	r := h.run("token", "create", "--servers", strings.Join(servers, ","))
+	if r.code != 0 {
+		t.Fatalf("token create --servers = %d %q", r.code, r.stderr)
+	}
+	tok := strings.TrimSpace(r.stdout)
+	core, got, err := client.SplitJoinToken(tok)
+	if err != nil || !slices.Equal(got, servers) || strings.Count(core, ".") != 3 {
+		t.Fatalf("token %q carries %q, %v; want %q", tok, got, err, servers)
+	}
+	before := h.run("token", "list").stdout
+	if bad := h.run("token", "create", "--servers", "http://plain:80"); bad.code == 0 || !strings.Contains(bad.stderr, "--servers") {
+		t.Errorf("token create --servers http://... = %d %q; want a usage error", bad.code, bad.stderr)
+	}
+	if after := h.run("token", "list").stdout; after != before {
+		t.Errorf("a refused --servers created a token:\n%s", after)
+	}
 }

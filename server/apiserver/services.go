@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/server/servicealloc"
@@ -29,18 +30,108 @@ func (s *Server) settleReservation(r *servicealloc.Reservation, err error, store
 	}
 }
 
+// maxClaimRetries bounds how often one Service write chooses again after
+// the store said another server holds what this one chose.
+const maxClaimRetries = 8
+
+// reserveService reserves svc's addresses over old. When the allocator
+// refuses and the store is shared with other servers, its view may be
+// stale (another server freed the address): it resyncs from the store
+// and tries once more.
+func (s *Server) reserveService(ctx context.Context, svc, old *api.Service) (*servicealloc.Reservation, error) {
+	var saved api.ServiceSpec
+	shared := s.store.Backend() != "sqlite"
+	if shared {
+		saved = cloneServiceSpec(svc.Spec)
+	}
+	r, errs := s.services.Reserve(svc, old)
+	if errs == nil {
+		return r, nil
+	}
+	if !shared {
+		return nil, errs
+	}
+	if err := s.resyncServices(ctx); err != nil {
+		return nil, err
+	}
+	svc.Spec = saved
+	if r, errs = s.services.Reserve(svc, old); errs != nil {
+		return nil, errs
+	}
+	return r, nil
+}
+
+// writeService reserves svc's addresses over old (nil on create), runs
+// write and settles the reservation. The store refuses a write whose
+// cluster IP or node port another Service holds (servicealloc.Claims):
+// when this server chose it, it resyncs from the store and chooses
+// again; when the client asked for it, the answer is the 422 a local
+// conflict gives.
+func (s *Server) writeService(ctx context.Context, svc, old *api.Service, write func() error) error {
+	orig := cloneServiceSpec(svc.Spec)
+	for attempt := 0; ; attempt++ {
+		r, err := s.reserveService(ctx, svc, old)
+		if err != nil {
+			return err
+		}
+		err = write()
+		var ce *storage.ClaimError
+		if !errors.As(err, &ce) {
+			s.settleReservation(r, err, svc, old)
+			return err
+		}
+		retry := r.Held(ce.Claim)
+		r.Rollback()
+		if !retry || attempt >= maxClaimRetries {
+			return servicealloc.HeldError(svc, ce.Claim)
+		}
+		s.log.Debug("service address taken by another server; choosing again", "service", svc.Namespace+"/"+svc.Name, "claim", ce.Claim)
+		if err := s.resyncServices(ctx); err != nil {
+			return err
+		}
+		svc.Spec = cloneServiceSpec(orig)
+	}
+}
+
+// cloneServiceSpec copies the parts of a spec Reserve writes to.
+func cloneServiceSpec(sp api.ServiceSpec) api.ServiceSpec {
+	sp.ClusterIPs = slices.Clone(sp.ClusterIPs)
+	sp.Ports = slices.Clone(sp.Ports)
+	return sp
+}
+
+// resyncServices rebuilds the allocator from the stored Services.
+func (s *Server) resyncServices(ctx context.Context) error {
+	svcs, err := s.storedServices(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range s.services.Resync(svcs) {
+		s.log.Warn("stored service address outside the allocator", "problem", p)
+	}
+	return nil
+}
+
+func (s *Server) storedServices(ctx context.Context) ([]*api.Service, error) {
+	objs, _, err := s.store.List(ctx, "services", storage.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list services: %w", err)
+	}
+	svcs := make([]*api.Service, 0, len(objs))
+	for _, o := range objs {
+		svcs = append(svcs, o.(*api.Service))
+	}
+	return svcs, nil
+}
+
 // loadServices marks the cluster IPs and node ports of the stored
 // Services as taken. Addresses outside the configured ranges (a changed
 // --service-cidr) are logged: those Services keep them, but new ones
 // cannot be given them.
 func (s *Server) loadServices(ctx context.Context) error {
-	objs, _, err := s.store.List(ctx, "services", storage.ListOptions{})
+	svcs, err := s.storedServices(ctx)
 	if err != nil {
-		return fmt.Errorf("list services: %w", err)
-	}
-	svcs := make([]*api.Service, 0, len(objs))
-	for _, o := range objs {
-		svcs = append(svcs, o.(*api.Service))
+		return err
 	}
 	for _, p := range s.services.Load(svcs) {
 		s.log.Warn("stored service address outside the allocator", "problem", p)
@@ -78,12 +169,7 @@ func (s *Server) ensureKubernetesService(ctx context.Context) error {
 	if _, err := s.store.Get(ctx, "services", "default", kubernetesService); errors.Is(err, storage.ErrNotFound) {
 		prepareForCreate(svc, s.clock.Now())
 		api.SetDefaults(svc)
-		r, errs := s.services.Reserve(svc, nil)
-		if errs != nil {
-			return fmt.Errorf("create service default/kubernetes: %w", errs)
-		}
-		err := s.store.Create(ctx, svc)
-		s.settleReservation(r, err, svc, nil)
+		err := s.writeService(ctx, svc, nil, func() error { return s.store.Create(ctx, svc) })
 		if err != nil && !errors.Is(err, storage.ErrExists) {
 			return fmt.Errorf("create service default/kubernetes: %w", err)
 		}
@@ -146,12 +232,7 @@ func (s *Server) ensureDNSService(ctx context.Context) error {
 	}
 	prepareForCreate(svc, s.clock.Now())
 	api.SetDefaults(svc)
-	r, errs := s.services.Reserve(svc, nil)
-	if errs != nil {
-		return fmt.Errorf("create service %s/%s: %w", dnsNamespace, dnsService, errs)
-	}
-	err := s.store.Create(ctx, svc)
-	s.settleReservation(r, err, svc, nil)
+	err := s.writeService(ctx, svc, nil, func() error { return s.store.Create(ctx, svc) })
 	if err != nil && !errors.Is(err, storage.ErrExists) {
 		return fmt.Errorf("create service %s/%s: %w", dnsNamespace, dnsService, err)
 	}

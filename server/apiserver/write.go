@@ -100,9 +100,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, rt route) {
 		if isDryRun(r) {
 			if svc, ok := obj.(*api.Service); ok {
 				// Check the allocation as a real create would, and keep none.
-				resv, errs := s.services.Reserve(svc, nil)
-				if errs != nil {
-					s.writeError(w, r, errs, rt.res, m.Name)
+				resv, err := s.reserveService(r.Context(), svc, nil)
+				if err != nil {
+					s.writeError(w, r, err, rt.res, m.Name)
 					return
 				}
 				resv.Rollback()
@@ -130,18 +130,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, rt route) {
 			}
 			return
 		}
-		svc, isService := obj.(*api.Service)
-		var resv *servicealloc.Reservation
-		if isService {
-			var errs api.FieldErrors
-			if resv, errs = s.services.Reserve(svc, nil); errs != nil {
-				s.writeError(w, r, errs, rt.res, m.Name)
-				return
-			}
-		}
-		err = s.store.Create(r.Context(), obj)
-		if isService {
-			s.settleReservation(resv, err, svc, nil)
+		if svc, ok := obj.(*api.Service); ok {
+			err = s.writeService(r.Context(), svc, nil, func() error { return s.store.Create(r.Context(), svc) })
+		} else {
+			err = s.store.Create(r.Context(), obj)
 		}
 		if err == nil || !generate || !errors.Is(err, storage.ErrExists) || attempt >= 8 {
 			break
@@ -175,7 +167,7 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 	nodeStatus := rt.res.Resource == "nodes" && rt.sub == "status"
 	var unpersisted api.Object // a heartbeat-only status write, answered but not stored
 	var resv *servicealloc.Reservation
-	var oldSvc *api.Service
+	var oldSvc, lastSvc *api.Service
 	tryUpdate := func(cur api.Object) (api.Object, error) {
 		unpersisted = nil
 		next, err := build(cur)
@@ -195,12 +187,12 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 		}
 		api.SetDefaults(out)
 		if svc, ok := out.(*api.Service); ok && rt.sub == "" {
+			lastSvc = svc
 			// fn may run again after a conflict: give back the last try's.
 			resv.Rollback()
 			oldSvc = cur.(*api.Service)
-			var errs api.FieldErrors
-			if resv, errs = s.services.Reserve(svc, oldSvc); errs != nil {
-				return nil, errs
+			if resv, err = s.reserveService(r.Context(), svc, oldSvc); err != nil {
+				return nil, err
 			}
 		}
 		if errs := api.ValidateUpdate(out, cur); len(errs) > 0 {
@@ -234,10 +226,31 @@ func (s *Server) applyUpdate(r *http.Request, rt route, build func(cur api.Objec
 		out.GetObjectMeta().ResourceVersion = rv
 		return out, nil
 	}
-	out, err := s.store.GuaranteedUpdate(r.Context(), rt.res.Resource, rt.namespace, rt.name, tryUpdate)
-	if resv != nil {
+	var out api.Object
+	var err error
+	for attempt := 0; ; attempt++ {
+		out, err = s.store.GuaranteedUpdate(r.Context(), rt.res.Resource, rt.namespace, rt.name, tryUpdate)
+		if resv == nil {
+			break
+		}
+		var ce *storage.ClaimError
+		if errors.As(err, &ce) {
+			// Another server's Service holds what this write chose (or
+			// the client asked for): see writeService.
+			retry := resv.Held(ce.Claim)
+			resv.Rollback()
+			resv = nil
+			if retry && attempt < maxClaimRetries {
+				if err := s.resyncServices(r.Context()); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return nil, servicealloc.HeldError(lastSvc, ce.Claim)
+		}
 		svc, _ := out.(*api.Service)
 		s.settleReservation(resv, err, svc, oldSvc)
+		break
 	}
 	if err != nil {
 		return nil, err

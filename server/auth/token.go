@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+
+	"github.com/skiffhq/skiff/api/client"
 )
 
 // Prefixes of the three kinds of bearer material. The digit is a format
@@ -64,8 +66,16 @@ func NewJoinToken(caHash string) (JoinToken, error) {
 // ParseJoinToken parses s (surrounding whitespace ignored) and checks the
 // shape of every field. Errors wrap ErrInvalidToken, say which field is
 // wrong and never quote s.
+//
+// A token may carry a server list for agents as a fifth field
+// (client.SplitJoinToken); it is dropped here: the server checks only the
+// four fields it issued.
 func ParseJoinToken(s string) (JoinToken, error) {
-	parts := strings.Split(strings.TrimSpace(s), ".")
+	core, _, err := client.SplitJoinToken(s)
+	if err != nil {
+		return JoinToken{}, fmt.Errorf("%w: want %s.<ca hash>.<id>.<secret>[.<servers>]: %w", ErrInvalidToken, JoinTokenPrefix, err)
+	}
+	parts := strings.Split(core, ".")
 	if len(parts) != 4 || parts[0] != JoinTokenPrefix {
 		return JoinToken{}, fmt.Errorf("%w: want %s.<ca hash>.<id>.<secret>", ErrInvalidToken, JoinTokenPrefix)
 	}

@@ -37,6 +37,12 @@ func TestParseJoinToken(t *testing.T) {
 		{"SKF1." + caHash + "." + goodID + "." + goodSecret[:31] + "1", "secret"},
 		{"SKF1." + caHash + "." + goodID + "." + strings.ToUpper(goodSecret), "secret"},
 	}
+	// A token carrying a server list for agents (a fifth field) is the
+	// same token to the server.
+	listed := good + ".aHR0cHM6Ly9hOjc0NDM" // https://a:7443
+	if got, err := auth.ParseJoinToken(listed); err != nil || got.String() != good {
+		t.Errorf("ParseJoinToken(%q) = %v, %v; want the four-field token %q", listed, got, err, good)
+	}
 	for _, tt := range tests {
 		got, err := auth.ParseJoinToken(tt.in)
 		if tt.wantErr == "" {

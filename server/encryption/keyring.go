@@ -53,11 +53,8 @@ func Load(path string) (*Keyring, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("encryption: %w", err)
-		}
-		if err := atomicfile.Create(path, kr.encode(), 0o600); err != nil {
-			return nil, fmt.Errorf("encryption: %w", err)
+		if err := create(path, kr); err != nil {
+			return nil, err
 		}
 		return kr, nil
 	}
@@ -69,6 +66,16 @@ func Load(path string) (*Keyring, error) {
 		return nil, fmt.Errorf("encryption: %s: %w", path, err)
 	}
 	return kr, nil
+}
+
+func create(path string, kr *Keyring) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("encryption: %w", err)
+	}
+	if err := atomicfile.Create(path, kr.encode(), 0o600); err != nil {
+		return fmt.Errorf("encryption: %w", err)
+	}
+	return nil
 }
 
 // New returns a key ring of a fresh key followed by the keys of old (nil

@@ -13,6 +13,10 @@ type Reservation struct {
 	a     *Allocator
 	ips   []netip.Addr
 	ports []int
+	// autoIP and autoPort mark what the Allocator chose rather than the
+	// client asked for: on a store conflict only those can change (Held).
+	autoIP   map[netip.Addr]bool
+	autoPort map[int]bool
 }
 
 // Reserve fills svc's cluster IP and node ports for a write of svc over
@@ -44,6 +48,9 @@ func (a *Allocator) Reserve(svc, old *api.Service) (*Reservation, api.FieldError
 				errs = append(errs, api.Invalid(api.NewPath("spec", "clusterIPs"), []string{sp.ClusterIP}, "failed to allocate IP "+sp.ClusterIP+": "+err.Error()))
 			} else {
 				r.ips = append(r.ips, ip)
+				if !want.IsValid() {
+					r.autoIP = map[netip.Addr]bool{ip: true}
+				}
 				sp.ClusterIP, sp.ClusterIPs = ip.String(), []string{ip.String()}
 			}
 		}
@@ -84,6 +91,12 @@ func (r *Reservation) reservePorts(svc, old *api.Service) api.FieldErrors {
 				continue
 			}
 			r.ports = append(r.ports, got)
+			if p.NodePort == 0 {
+				if r.autoPort == nil {
+					r.autoPort = map[int]bool{}
+				}
+				r.autoPort[got] = true
+			}
 			p.NodePort = int32(got)
 			mine[p.NodePort] = true
 		}

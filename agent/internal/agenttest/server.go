@@ -30,20 +30,24 @@ type Server struct {
 	cfg   client.Config
 	// datastore is the server's --datastore; "" for SQLite in Dir.
 	datastore string
+	// keyFile is its --encryption-key-file; "" for the one in Dir.
+	keyFile string
 }
 
 // StartServer starts a server (with its scheduler disabled) and stops it
 // when the test ends.
 func StartServer(t testing.TB) *Server {
 	t.Helper()
-	return StartServerOn(t, "")
+	return StartServerOn(t, "", "")
 }
 
 // StartServerOn is StartServer on a datastore URL (a PostgreSQL database
-// several servers share); "" is the server's own SQLite file.
-func StartServerOn(t testing.TB, datastore string) *Server {
+// several servers share); "" is the server's own SQLite file. keyFile is
+// the --encryption-key-file, which servers sharing a database must share
+// ("": the server's own).
+func StartServerOn(t testing.TB, datastore, keyFile string) *Server {
 	t.Helper()
-	s := &Server{t: t, Dir: t.TempDir(), listen: "127.0.0.1:0", datastore: datastore}
+	s := &Server{t: t, Dir: t.TempDir(), listen: "127.0.0.1:0", datastore: datastore, keyFile: keyFile}
 	s.Start()
 	cfg, err := client.LoadConfig(s.Info.ClientConfigPath)
 	if err != nil {
@@ -68,7 +72,7 @@ func (s *Server) Start() {
 	ready := make(chan server.Info, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- server.Run(ctx, server.Config{DataDir: s.Dir, Listen: s.listen, Datastore: s.datastore, DisableScheduler: true, Ready: func(i server.Info) { ready <- i }})
+		done <- server.Run(ctx, server.Config{DataDir: s.Dir, Listen: s.listen, Datastore: s.datastore, EncryptionKeyFile: s.keyFile, DisableScheduler: true, Ready: func(i server.Info) { ready <- i }})
 	}()
 	select {
 	case s.Info = <-ready:
