@@ -10,14 +10,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/atomicfile"
+	"github.com/skiffhq/skiff/internal/backoff"
+	"github.com/skiffhq/skiff/internal/clock"
 )
 
 // Files under the agent's state directory (<data-dir>/agent/).
@@ -80,6 +85,9 @@ type JoinConfig struct {
 	Dir      string // the agent's state directory
 	// Timeout bounds each HTTP call; 0 means 15 s.
 	Timeout time.Duration
+	// DialContext, when set, opens the connections to the server (the
+	// agent's own, the fleet simulator's from a source address per node).
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // LoadCredentials reads the credentials kept in dir, if any. A missing
@@ -157,7 +165,7 @@ func Join(ctx context.Context, cfg JoinConfig) (Credentials, error) {
 	// does the join.
 	var errs []error
 	for _, one := range servers {
-		ca, cred, err := joinOne(ctx, one, jt, body, timeout)
+		ca, cred, err := joinOne(ctx, one, jt, body, timeout, cfg.DialContext)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -171,14 +179,17 @@ func Join(ctx context.Context, cfg JoinConfig) (Credentials, error) {
 	return Credentials{}, errors.Join(errs...)
 }
 
+// dialFunc opens a connection (net.Dialer.DialContext's shape).
+type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
 // joinOne joins through one server: it fetches and checks the CA, then
 // exchanges the token for the node credential.
-func joinOne(ctx context.Context, server string, jt JoinToken, body map[string]string, timeout time.Duration) (ca []byte, cred string, err error) {
-	ca, err = fetchCA(ctx, server, jt.CAHash, timeout)
+func joinOne(ctx context.Context, server string, jt JoinToken, body map[string]string, timeout time.Duration, dial dialFunc) (ca []byte, cred string, err error) {
+	ca, err = fetchCA(ctx, server, jt.CAHash, timeout, dial)
 	if err != nil {
 		return nil, "", err
 	}
-	c, err := client.New(client.Config{Server: server, CAData: ca, Timeout: timeout})
+	c, err := client.New(client.Config{Server: server, CAData: ca, Timeout: timeout, DialContext: dial})
 	if err != nil {
 		return nil, "", err
 	}
@@ -196,12 +207,14 @@ func joinOne(ctx context.Context, server string, jt JoinToken, body map[string]s
 
 // fetchCA gets /cacerts without verifying the server (it cannot yet) and
 // accepts it only if its sha256 is the token's.
-func fetchCA(ctx context.Context, server, wantHash string, timeout time.Duration) ([]byte, error) {
+func fetchCA(ctx context.Context, server, wantHash string, timeout time.Duration, dial dialFunc) ([]byte, error) {
+	tr := &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec
+	defer tr.CloseIdleConnections()
 	hc := &http.Client{
 		Timeout: timeout,
 		// The answer is checked against the hash below; nothing secret
 		// is sent on this connection.
-		Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}, //nolint:gosec
+		Transport:     tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, server+"/cacerts", nil)
@@ -228,4 +241,29 @@ func fetchCA(ctx context.Context, server, wantHash string, timeout time.Duration
 		return nil, errors.New("join: /cacerts is not a PEM certificate")
 	}
 	return ca, nil
+}
+
+// JoinRetry is Join retried with capped, jittered back-off (1 s to 30 s
+// on clk) while the server is away or refuses, so a token fixed on the
+// server side works without a restart; it fails only when ctx ends. The
+// agent and the fleet simulator join through it.
+func JoinRetry(ctx context.Context, cfg JoinConfig, clk clock.Clock, log *slog.Logger) (Credentials, error) {
+	bo := backoff.Backoff{Min: time.Second, Max: 30 * time.Second, Clock: clock.Or(clk)}
+	for {
+		cred, err := Join(ctx, cfg)
+		if err == nil {
+			return cred, nil
+		}
+		if ctx.Err() != nil {
+			return Credentials{}, ctx.Err()
+		}
+		if api.IsForbidden(err) || api.ReasonOf(err) == api.StatusReasonUnauthorized || api.ReasonOf(err) == api.StatusReasonInvalid {
+			log.Error("join refused; fix the token or node name (retrying)", "err", err, "failures", bo.Failures()+1)
+		} else {
+			log.Warn("join: server not reachable yet, retrying", "err", err, "failures", bo.Failures()+1)
+		}
+		if !bo.BackOff(ctx, err) {
+			return Credentials{}, ctx.Err()
+		}
+	}
 }
