@@ -193,6 +193,7 @@ func joinOne(ctx context.Context, server string, jt JoinToken, body map[string]s
 	if err != nil {
 		return nil, "", err
 	}
+	defer c.CloseIdleConnections()
 	var resp struct {
 		NodeCredential string `json:"nodeCredential"`
 	}
