@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
@@ -29,6 +30,10 @@ import (
 const (
 	CAFile          = "ca.crt"
 	CredentialsFile = "node.json"
+	// ProposedFile holds the credential the agent proposes when it joins
+	// (0600) until the join succeeds: a retry after a lost answer
+	// proposes it again, and the server lets that in.
+	ProposedFile = "node.proposed"
 )
 
 // Credentials are what a joined agent keeps: the server, the CA it pinned
@@ -160,6 +165,12 @@ func Join(ctx context.Context, cfg JoinConfig) (Credentials, error) {
 	body := map[string]string{"token": jt.Raw, "nodeName": cfg.NodeName}
 	if ok && old.NodeName == cfg.NodeName {
 		body["nodeCredential"] = old.Credential
+	} else {
+		p, err := proposedCredential(cfg.Dir, cfg.NodeName)
+		if err != nil {
+			return Credentials{}, fmt.Errorf("join: %w", err)
+		}
+		body["nodeCredential"] = p
 	}
 	// Every server presents the one cluster CA; the first that answers
 	// does the join.
@@ -174,9 +185,39 @@ func Join(ctx context.Context, cfg JoinConfig) (Credentials, error) {
 		if err := saveCredentials(cfg.Dir, c); err != nil {
 			return Credentials{}, fmt.Errorf("join: keep credentials: %w", err)
 		}
+		if err := os.Remove(filepath.Join(cfg.Dir, ProposedFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return Credentials{}, fmt.Errorf("join: %w", err)
+		}
 		return c, nil
 	}
 	return Credentials{}, errors.Join(errs...)
+}
+
+// proposedCredential returns the credential this agent proposes for
+// node: the one kept in dir, else a new SKN1.<node>.<64 hex> kept there
+// (0600) before it is ever sent.
+func proposedCredential(dir, node string) (string, error) {
+	prefix := "SKN1." + node + "."
+	b, err := os.ReadFile(filepath.Join(dir, ProposedFile))
+	if err == nil {
+		if c := strings.TrimSpace(string(b)); strings.HasPrefix(c, prefix) && len(c) == len(prefix)+64 {
+			return c, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return "", err
+	}
+	c := prefix + hex.EncodeToString(secret)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := atomicfile.Replace(filepath.Join(dir, ProposedFile), []byte(c+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("keep the proposed credential: %w", err)
+	}
+	return c, nil
 }
 
 // dialFunc opens a connection (net.Dialer.DialContext's shape).

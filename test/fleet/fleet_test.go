@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	if _, err := RaiseFileLimit(); err != nil {
+	if _, err := RaiseFileLimit(4096); err != nil {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
 	}
 	dir, err := os.MkdirTemp("", "skiff-fleet-test-")

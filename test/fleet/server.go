@@ -32,13 +32,20 @@ func BuildSkiff(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// RaiseFileLimit lifts the soft RLIMIT_NOFILE to the hard limit (child
-// processes inherit it): every agent holds a connection, and the server
-// one per agent.
-func RaiseFileLimit() (uint64, error) {
+// RaiseFileLimit lifts RLIMIT_NOFILE (child processes inherit it) to at
+// least want when the process may (root may raise the hard limit), else
+// the soft limit to the hard one: every agent holds a connection, and
+// the server one per agent. It returns the soft limit now in force.
+func RaiseFileLimit(want uint64) (uint64, error) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return 0, fmt.Errorf("read the file limit: %w", err)
+	}
+	if lim.Max < want {
+		up := syscall.Rlimit{Cur: want, Max: want}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &up); err == nil {
+			return want, nil
+		}
 	}
 	if lim.Cur < lim.Max {
 		lim.Cur = lim.Max

@@ -44,11 +44,14 @@ func run() error {
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound on each phase")
 	flag.Parse()
 
-	limit, err := fleet.RaiseFileLimit()
+	// The simulator holds a connection per agent (a few more while they
+	// join), and so does the server, which inherits the limit.
+	need := uint64(cfg.Agents) + 1024
+	limit, err := fleet.RaiseFileLimit(2 * need)
 	if err != nil {
 		return err
 	}
-	if need := uint64(cfg.Agents)*2 + 1024; limit < need {
+	if limit < need {
 		return fmt.Errorf("the open file limit is %d; %d agents need about %d (raise the hard limit, ulimit -Hn)", limit, cfg.Agents, need)
 	}
 	dir, err := os.MkdirTemp("", "skiff-fleet-")
