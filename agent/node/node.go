@@ -154,8 +154,8 @@ func (r *Registrar) Registered() bool {
 // Run registers the node (retrying while the server is away) and then
 // heartbeats until ctx ends, when it returns ctx's error. Failed syncs are
 // retried with capped, jittered backoff (from a second up to Heartbeat);
-// the first sync that works returns to the heartbeat (give or take a tenth, at random). A Trigger cuts any
-// wait short.
+// the first sync that works returns to the heartbeat, give or take a
+// tenth at random. A Trigger cuts any wait short.
 func (r *Registrar) Run(ctx context.Context) error {
 	bo := backoff.Backoff{Min: min(time.Second, r.cfg.Heartbeat), Max: r.cfg.Heartbeat, Clock: r.clk}
 	for {
