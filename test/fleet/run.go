@@ -181,11 +181,28 @@ func (r *run) sample() (Sample, error) {
 func (r *run) phases(ctx context.Context, start time.Time) error {
 	cfg := r.cfg
 	joined := func(a *Agent) bool { return a.Registered() && a.Synced() }
-	if err := r.fleet.WaitFor(ctx, "joined", joined, cfg.Timeout); err != nil {
+	// A line every 30 s while the fleet joins.
+	pctx, stopProgress := context.WithCancel(ctx)
+	go func() {
+		tick := time.NewTicker(30 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-tick.C:
+			}
+			if smp, err := r.sample(); err == nil {
+				r.progress("joining: %d of %d agents registered and listing; server %v", r.fleet.Count(joined), cfg.Agents, smp)
+			}
+		}
+	}()
+	err := r.fleet.WaitFor(ctx, "joined", joined, cfg.Timeout)
+	stopProgress()
+	if err != nil {
 		return fmt.Errorf("%w\n%s", err, r.srv.LogTail())
 	}
 	r.rep.JoinAll = time.Since(start)
-	var err error
 	if r.rep.Joined, err = r.sample(); err != nil {
 		return err
 	}
@@ -400,9 +417,19 @@ func (r *run) deployment(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("watch the deployment's pods: %w", err)
 	}
-	defer w.Close()
 	t := &podTracker{boundAt: map[string]time.Time{}, nodeOf: map[string]string{}, running: map[string]bool{}}
-	go t.follow(w)
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		t.follow(w)
+	}()
+	// Next and Close may not run at once: the context ends the stream,
+	// then the follower, then the watcher is closed.
+	defer func() {
+		stop()
+		<-followed
+		w.Close()
+	}()
 	a, err := r.sample()
 	if err != nil {
 		return err
