@@ -21,7 +21,7 @@ PKG_VERSION ?= $(shell scripts/pkg-version)
 PKG_ARCHES ?= amd64 arm64 arm7
 PKG_DIR ?= dist
 
-.PHONY: all build build-all test test-vm test-arm test-faults test-unit fuzz-smoke bench bench-datastores lint run clean-run package clean deps
+.PHONY: all build build-all test test-vm test-arm test-faults test-unit fuzz-smoke bench bench-datastores fleet lint run clean-run package clean deps
 
 all: build
 
@@ -102,6 +102,15 @@ bench:
 bench-datastores:
 	$(GO) test ./storage -run '^$$' -bench 'BenchmarkBackends|BenchmarkPostgres|BenchmarkSQLiteList10kPods' -benchtime 3s -count=1 -timeout 20m
 	$(GO) test ./server -run 'TestPostgresTwoServersKillLeader' -count=3 -v -timeout 10m | grep -E 'leader killed|acknowledged writes|^--- '
+
+# fleet runs the fleet simulator (test/fleet): AGENTS simulated agents
+# against one `skiff server` on loopback, through join, steady
+# heartbeats, direct binds, a Deployment of AGENTS replicas spread by
+# zone and a server restart (docs/benchmarks.md, "Fleet").
+AGENTS ?= 10000
+FLEET_FLAGS ?=
+fleet:
+	$(GO) run ./test/fleet/fleetsim -agents $(AGENTS) $(FLEET_FLAGS)
 
 lint:
 	$(GO) vet ./...

@@ -440,28 +440,15 @@ func answers(socket string) bool {
 // server is away or refuses (a token fixed on the server side works
 // without a restart); it fails only when ctx ends.
 func (a *Agent) join(ctx context.Context) (node.Credentials, error) {
-	bo := backoff.Backoff{Min: time.Second, Max: 30 * time.Second, Clock: a.clk}
-	for {
-		cred, err := node.Join(ctx, node.JoinConfig{Server: a.cfg.Server, Token: a.cfg.Token, NodeName: a.cfg.NodeName, Dir: a.dir, DialContext: a.cfg.DialContext})
-		if err == nil {
-			a.mu.Lock()
-			a.joined = &cred
-			a.mu.Unlock()
-			a.log.Info("joined", "server", cred.Server, "node", cred.NodeName)
-			return cred, nil
-		}
-		if ctx.Err() != nil {
-			return node.Credentials{}, ctx.Err()
-		}
-		if api.IsForbidden(err) || api.ReasonOf(err) == api.StatusReasonUnauthorized || api.ReasonOf(err) == api.StatusReasonInvalid {
-			a.log.Error("join refused; fix the token or node name (retrying)", "err", err, "failures", bo.Failures()+1)
-		} else {
-			a.log.Warn("join: server not reachable yet, retrying", "err", err, "failures", bo.Failures()+1)
-		}
-		if !bo.BackOff(ctx, err) {
-			return node.Credentials{}, ctx.Err()
-		}
+	cred, err := node.JoinRetry(ctx, node.JoinConfig{Server: a.cfg.Server, Token: a.cfg.Token, NodeName: a.cfg.NodeName, Dir: a.dir, DialContext: a.cfg.DialContext}, a.clk, a.log)
+	if err != nil {
+		return node.Credentials{}, err
 	}
+	a.mu.Lock()
+	a.joined = &cred
+	a.mu.Unlock()
+	a.log.Info("joined", "server", cred.Server, "node", cred.NodeName)
+	return cred, nil
 }
 
 // online starts what needs the server: the API source, status manager,

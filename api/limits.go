@@ -15,6 +15,8 @@ const (
 	MaxVolumes          = 256
 	MaxImagePullSecrets = 64
 	MaxTolerations      = 256
+	// MaxTopologySpreadConstraints bounds the constraints of one pod.
+	MaxTopologySpreadConstraints = 16
 	// Per container.
 	MaxPorts        = 256
 	MaxEnv          = 1024
@@ -104,6 +106,7 @@ func validatePodSpecLengths(s *PodSpec, p Path) FieldErrors {
 	check(len(s.Volumes), MaxVolumes, p.Child("volumes"))
 	check(len(s.ImagePullSecrets), MaxImagePullSecrets, p.Child("imagePullSecrets"))
 	check(len(s.Tolerations), MaxTolerations, p.Child("tolerations"))
+	check(len(s.TopologySpreadConstraints), MaxTopologySpreadConstraints, p.Child("topologySpreadConstraints"))
 	if len(errs) > 0 {
 		return errs // the containers are not looked at one by one
 	}

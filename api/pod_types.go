@@ -70,6 +70,8 @@ type PodSpec struct {
 	SchedulerName string `json:"schedulerName,omitempty"`
 	// Taints of nodes the pod tolerates.
 	Tolerations []Toleration `json:"tolerations,omitempty"`
+	// How the pod's group spreads over topology domains (zones, nodes).
+	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty" patchStrategy:"merge" patchMergeKey:"topologyKey"`
 	// Name of the pod's priority class. Stored only.
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 	// Scheduling priority: higher-priority pods may preempt lower ones.
@@ -378,6 +380,25 @@ type Capabilities struct {
 	Add  []string `json:"add,omitempty"`
 	Drop []string `json:"drop,omitempty"`
 }
+
+// TopologySpreadConstraint spreads the pods LabelSelector matches (in the
+// pod's namespace) over the domains of TopologyKey, the values that node
+// label takes: a pod may go to a domain only while the count there, with
+// it, exceeds the smallest domain's by at most MaxSkew (DoNotSchedule),
+// or it merely prefers the emptier domains (ScheduleAnyway). Nodes
+// without the label are not candidates under DoNotSchedule.
+type TopologySpreadConstraint struct {
+	MaxSkew           int32          `json:"maxSkew"`
+	TopologyKey       string         `json:"topologyKey"`
+	WhenUnsatisfiable string         `json:"whenUnsatisfiable"`
+	LabelSelector     *LabelSelector `json:"labelSelector,omitempty"`
+}
+
+// WhenUnsatisfiable values.
+const (
+	DoNotSchedule  = "DoNotSchedule"
+	ScheduleAnyway = "ScheduleAnyway"
+)
 
 // Affinity holds scheduling constraints; skiff supports node affinity.
 type Affinity struct {

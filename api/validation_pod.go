@@ -85,6 +85,7 @@ func validatePodSpec(s *PodSpec, p Path) FieldErrors {
 		errs = append(errs, validateAffinity(s.Affinity, p.Child("affinity"))...)
 	}
 	errs = append(errs, validateTolerations(s.Tolerations, p.Child("tolerations"))...)
+	errs = append(errs, validateTopologySpread(s.TopologySpreadConstraints, p.Child("topologySpreadConstraints"))...)
 	return errs
 }
 

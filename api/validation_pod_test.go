@@ -290,6 +290,17 @@ func TestValidatePodScheduling(t *testing.T) {
 		}, []fe{inv(na + ".preferredDuringSchedulingIgnoredDuringExecution[0].weight"), inv(na + ".preferredDuringSchedulingIgnoredDuringExecution[1].weight"),
 			req(na + ".preferredDuringSchedulingIgnoredDuringExecution[1].preference.matchExpressions[0].values")}},
 		{"empty affinity", func(s *PodSpec) { s.Affinity = &Affinity{NodeAffinity: &NodeAffinity{}} }, nil},
+		{"spread ok", func(s *PodSpec) {
+			s.TopologySpreadConstraints = []TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: DoNotSchedule,
+				LabelSelector: &LabelSelector{MatchLabels: map[string]string{"app": "web"}}}, {MaxSkew: 2, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: ScheduleAnyway}}
+		}, nil},
+		{"spread bad", func(s *PodSpec) {
+			s.TopologySpreadConstraints = []TopologySpreadConstraint{{MaxSkew: 0, WhenUnsatisfiable: "Sometimes"},
+				{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: DoNotSchedule, LabelSelector: &LabelSelector{MatchLabels: map[string]string{"app": "a b"}}},
+				{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: DoNotSchedule}}
+		}, []fe{inv("spec.topologySpreadConstraints[0].maxSkew"), req("spec.topologySpreadConstraints[0].topologyKey"),
+			nsup("spec.topologySpreadConstraints[0].whenUnsatisfiable"), inv("spec.topologySpreadConstraints[1].labelSelector.matchLabels"),
+			dup("spec.topologySpreadConstraints[2]")}},
 	}
 	for _, tc := range tests {
 		p := validPod()

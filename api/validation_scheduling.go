@@ -150,3 +150,34 @@ func validateNodeFieldSelectorRequirement(r NodeSelectorRequirement, p Path) Fie
 	}
 	return errs
 }
+
+// validateTopologySpread checks topology spread constraints: a positive
+// maxSkew, a label key, a known whenUnsatisfiable, a valid selector, and
+// no two constraints on the same key and whenUnsatisfiable.
+func validateTopologySpread(cs []TopologySpreadConstraint, p Path) FieldErrors {
+	var errs FieldErrors
+	seen := map[[2]string]bool{}
+	for i, c := range cs {
+		ip := p.Index(i)
+		if c.MaxSkew <= 0 {
+			errs = append(errs, Invalid(ip.Child("maxSkew"), strconv.Itoa(int(c.MaxSkew)), "must be greater than zero"))
+		}
+		if c.TopologyKey == "" {
+			errs = append(errs, Required(ip.Child("topologyKey"), "can not be empty"))
+		} else {
+			errs = append(errs, validateQualifiedName(c.TopologyKey, ip.Child("topologyKey"))...)
+		}
+		if allowed := []string{DoNotSchedule, ScheduleAnyway}; !slices.Contains(allowed, c.WhenUnsatisfiable) {
+			errs = append(errs, NotSupported(ip.Child("whenUnsatisfiable"), c.WhenUnsatisfiable, allowed))
+		}
+		if c.LabelSelector != nil {
+			errs = append(errs, validateLabelSelector(c.LabelSelector, ip.Child("labelSelector"))...)
+		}
+		k := [2]string{c.TopologyKey, c.WhenUnsatisfiable}
+		if seen[k] {
+			errs = append(errs, Duplicate(ip, "{"+c.TopologyKey+", "+c.WhenUnsatisfiable+"}"))
+		}
+		seen[k] = true
+	}
+	return errs
+}

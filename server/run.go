@@ -79,6 +79,13 @@ type server struct {
 	ready atomic.Bool
 }
 
+// hpackTableSize bounds each HTTP/2 connection's header compression
+// tables (4 KiB each by default): held for every agent's connection for
+// as long as it lives, they were the largest single item of the heap of
+// a server with thousands of agents (about 7 KiB per connection). 1 KiB
+// still keeps an agent's bearer token and paths.
+const hpackTableSize = 1024
+
 // Run starts the control plane described by cfg and serves until ctx
 // ends, then shuts down gracefully: it stops accepting connections, lets
 // requests in flight finish (ending watch streams), waits at most
@@ -291,6 +298,7 @@ func (s *server) serve(ctx context.Context) error {
 		},
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
+		HTTP2:             &http.HTTP2Config{MaxDecoderHeaderTableSize: hpackTableSize, MaxEncoderHeaderTableSize: hpackTableSize},
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}

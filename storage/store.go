@@ -36,7 +36,12 @@ type Store struct {
 	w   *writer
 	rdb *sql.DB // read pool
 	rs  *readStmts
-	bc  *broadcaster
+	// replays admits watch replays to the read pool: at most half its
+	// connections (at least one) read the change log for replays at
+	// once, so a reconnecting fleet's replays cannot starve the point
+	// reads (authentication, heartbeats) the fleet needs to stay Ready.
+	replays chan struct{}
+	bc      *broadcaster
 
 	pubMu     sync.Mutex   // publishing to bc: the writer and the follower take turns
 	rev       atomic.Int64 // last published revision
@@ -90,6 +95,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		loopsDone:  make(chan struct{}),
 		followDone: make(chan struct{}),
 		seal:       newSealing(opts.Sealer, opts.SealedResources),
+		replays:    make(chan struct{}, max(1, opts.ReadConns/2)),
 	}
 	name := Redact(opts.Postgres)
 	if opts.Postgres != "" {

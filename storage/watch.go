@@ -227,7 +227,14 @@ func (w *Watcher) send(ev Event) bool {
 func (w *Watcher) replay() error {
 	after := w.from
 	for after < w.replayTo {
+		// One chunk per admission, so long replays take turns.
+		select {
+		case w.s.replays <- struct{}{}:
+		case <-w.ctx.Done():
+			return w.ctx.Err()
+		}
 		cs, err := w.s.readChanges(w.ctx, w.resource, w.from, after, w.replayTo, replayChunk)
+		<-w.s.replays
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -18,14 +20,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/atomicfile"
+	"github.com/skiffhq/skiff/internal/backoff"
+	"github.com/skiffhq/skiff/internal/clock"
 )
 
 // Files under the agent's state directory (<data-dir>/agent/).
 const (
 	CAFile          = "ca.crt"
 	CredentialsFile = "node.json"
+	// ProposedFile holds the credential the agent proposes when it joins
+	// (0600) until the join succeeds: a retry after a lost answer
+	// proposes it again, and the server lets that in.
+	ProposedFile = "node.proposed"
 )
 
 // Credentials are what a joined agent keeps: the server, the CA it pinned
@@ -89,7 +98,7 @@ type JoinConfig struct {
 	// Timeout bounds each HTTP call; 0 means 15 s.
 	Timeout time.Duration
 	// DialContext, when set, opens the connections to the server (the
-	// agent's Config.DialContext); nil means a net.Dialer.
+	// agent's own, the fleet simulator's from a source address per node).
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
@@ -178,6 +187,12 @@ func Join(ctx context.Context, cfg JoinConfig) (Credentials, error) {
 	body := map[string]string{"token": jt.Raw, "nodeName": cfg.NodeName}
 	if ok && old.NodeName == cfg.NodeName {
 		body["nodeCredential"] = old.Credential
+	} else {
+		p, err := proposedCredential(cfg.Dir, cfg.NodeName)
+		if err != nil {
+			return Credentials{}, fmt.Errorf("join: %w", err)
+		}
+		body["nodeCredential"] = p
 	}
 	// Every server presents the one cluster CA; the first that answers
 	// does the join.
@@ -192,10 +207,43 @@ func Join(ctx context.Context, cfg JoinConfig) (Credentials, error) {
 		if err := saveCredentials(cfg.Dir, c); err != nil {
 			return Credentials{}, fmt.Errorf("join: keep credentials: %w", err)
 		}
+		if err := os.Remove(filepath.Join(cfg.Dir, ProposedFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return Credentials{}, fmt.Errorf("join: %w", err)
+		}
 		return c, nil
 	}
 	return Credentials{}, errors.Join(errs...)
 }
+
+// proposedCredential returns the credential this agent proposes for
+// node: the one kept in dir, else a new SKN1.<node>.<64 hex> kept there
+// (0600) before it is ever sent.
+func proposedCredential(dir, node string) (string, error) {
+	prefix := "SKN1." + node + "."
+	b, err := os.ReadFile(filepath.Join(dir, ProposedFile))
+	if err == nil {
+		if c := strings.TrimSpace(string(b)); strings.HasPrefix(c, prefix) && len(c) == len(prefix)+64 {
+			return c, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return "", err
+	}
+	c := prefix + hex.EncodeToString(secret)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := atomicfile.Replace(filepath.Join(dir, ProposedFile), []byte(c+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("keep the proposed credential: %w", err)
+	}
+	return c, nil
+}
+
+// dialFunc opens a connection (net.Dialer.DialContext's shape).
+type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // joinOne joins through one server: it fetches and checks the CA, then
 // exchanges the token for the node credential.
@@ -208,6 +256,7 @@ func joinOne(ctx context.Context, server string, jt JoinToken, body map[string]s
 	if err != nil {
 		return nil, "", err
 	}
+	defer c.CloseIdleConnections()
 	var resp struct {
 		NodeCredential string `json:"nodeCredential"`
 	}
@@ -220,17 +269,16 @@ func joinOne(ctx context.Context, server string, jt JoinToken, body map[string]s
 	return ca, resp.NodeCredential, nil
 }
 
-// dialFunc opens a connection; nil means a net.Dialer.
-type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
-
 // fetchCA gets /cacerts without verifying the server (it cannot yet) and
 // accepts it only if its sha256 is the token's.
 func fetchCA(ctx context.Context, server, wantHash string, timeout time.Duration, dial dialFunc) ([]byte, error) {
+	tr := &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec
+	defer tr.CloseIdleConnections()
 	hc := &http.Client{
 		Timeout: timeout,
 		// The answer is checked against the hash below; nothing secret
 		// is sent on this connection.
-		Transport:     &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}, //nolint:gosec
+		Transport:     tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, server+"/cacerts", nil)
@@ -267,4 +315,29 @@ func subset(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// JoinRetry is Join retried with capped, jittered back-off (1 s to 30 s
+// on clk) while the server is away or refuses, so a token fixed on the
+// server side works without a restart; it fails only when ctx ends. The
+// agent and the fleet simulator join through it.
+func JoinRetry(ctx context.Context, cfg JoinConfig, clk clock.Clock, log *slog.Logger) (Credentials, error) {
+	bo := backoff.Backoff{Min: time.Second, Max: 30 * time.Second, Clock: clock.Or(clk)}
+	for {
+		cred, err := Join(ctx, cfg)
+		if err == nil {
+			return cred, nil
+		}
+		if ctx.Err() != nil {
+			return Credentials{}, ctx.Err()
+		}
+		if api.IsForbidden(err) || api.ReasonOf(err) == api.StatusReasonUnauthorized || api.ReasonOf(err) == api.StatusReasonInvalid {
+			log.Error("join refused; fix the token or node name (retrying)", "err", err, "failures", bo.Failures()+1)
+		} else {
+			log.Warn("join: server not reachable yet, retrying", "err", err, "failures", bo.Failures()+1)
+		}
+		if !bo.BackOff(ctx, err) {
+			return Credentials{}, ctx.Err()
+		}
+	}
 }

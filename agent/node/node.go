@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -163,12 +164,12 @@ func (r *Registrar) Registered() bool {
 // Run registers the node (retrying while the server is away) and then
 // heartbeats until ctx ends, when it returns ctx's error. Failed syncs are
 // retried with capped, jittered backoff (from a second up to Heartbeat);
-// the first sync that works returns to the heartbeat. A Trigger cuts any
-// wait short.
+// the first sync that works returns to the heartbeat, give or take a
+// tenth at random. A Trigger cuts any wait short.
 func (r *Registrar) Run(ctx context.Context) error {
 	bo := backoff.Backoff{Min: min(time.Second, r.cfg.Heartbeat), Max: r.cfg.Heartbeat, Clock: r.clk}
 	for {
-		wait := r.cfg.Heartbeat
+		wait := jittered(r.cfg.Heartbeat)
 		// One sync may take at most a heartbeat (5 s at least): a call
 		// stuck on a link that went silent must not hold the next
 		// heartbeat back for the client's whole timeout.
@@ -209,6 +210,16 @@ func (r *Registrar) Run(ctx context.Context) error {
 			t.Stop()
 		}
 	}
+}
+
+// jittered is d give or take a tenth, at random, so that agents started
+// together (a fleet after a server restart) spread their heartbeats out
+// instead of arriving in step.
+func jittered(d time.Duration) time.Duration {
+	if d < 10 {
+		return d
+	}
+	return d - d/10 + rand.N(d/5)
 }
 
 // SyncOnce registers the node if it has not been yet, else sends one

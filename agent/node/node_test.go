@@ -459,3 +459,66 @@ func TestJoinTokenServerListJoinsAndIsKept(t *testing.T) {
 		t.Fatalf("Join with a token without a server list = %v", err)
 	}
 }
+
+// TestJoinRetriesAfterALostAnswer: the credential an agent proposes is
+// kept (0600) before any attempt and proposed again by every retry;
+// when an earlier attempt reached the server but its answer was lost,
+// the retry is let in with that credential (not refused as a second
+// machine), and once joined the proposal file is gone.
+func TestJoinRetriesAfterALostAnswer(t *testing.T) {
+	info, _ := startServer(t)
+	ctx := context.Background()
+	dir, tok := t.TempDir(), joinToken(t, info)
+	// Two attempts while the server cannot be reached.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "https://" + ln.Addr().String()
+	ln.Close()
+	var proposed string
+	for i := range 2 {
+		if _, err := node.Join(ctx, node.JoinConfig{Server: dead, Token: tok, NodeName: "edge-7", Dir: dir, Timeout: time.Second}); err == nil {
+			t.Fatal("Join with the server away succeeded")
+		}
+		b, err := os.ReadFile(filepath.Join(dir, node.ProposedFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := os.Stat(filepath.Join(dir, node.ProposedFile))
+		if st.Mode().Perm() != 0o600 || !strings.HasPrefix(string(b), "SKN1.edge-7.") {
+			t.Fatalf("proposal file mode %v, %d bytes; want 0600 and an SKN1.edge-7. credential", st.Mode(), len(b))
+		}
+		if i == 1 && strings.TrimSpace(string(b)) != proposed {
+			t.Fatal("the second attempt proposed another credential")
+		}
+		proposed = strings.TrimSpace(string(b))
+	}
+	// An attempt the server took whose answer never came back: the
+	// server holds the proposal as edge-7's credential.
+	ca, err := os.ReadFile(info.CAPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := client.New(client.Config{Server: info.URL, CAData: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.DoJSON(ctx, "POST", "/api/v1/join", map[string]string{"token": tok, "nodeName": "edge-7", "nodeCredential": proposed}, nil); err != nil {
+		t.Fatalf("the lost attempt: %v", err)
+	}
+	cred, err := node.Join(ctx, node.JoinConfig{Server: info.URL, Token: tok, NodeName: "edge-7", Dir: dir})
+	if err != nil {
+		t.Fatalf("retry after the lost answer: %v; want it let in", err)
+	}
+	if cred.Credential != proposed {
+		t.Fatal("the retry got another credential than the one it proposed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, node.ProposedFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("proposal file after the join: %v; want it removed", err)
+	}
+	// Another machine, with its own proposal, is still refused.
+	if _, err := node.Join(ctx, node.JoinConfig{Server: info.URL, Token: tok, NodeName: "edge-7", Dir: t.TempDir()}); !api.IsForbidden(err) {
+		t.Fatalf("second machine's join = %v; want 403", err)
+	}
+}

@@ -77,6 +77,13 @@ func New(cfg Config) (*Client, error) {
 	return &Client{bases: Servers(cfg.Server), cur: new(atomic.Int64), token: cfg.Token, timeout: timeout, hc: hc, streams: streams}, nil
 }
 
+// CloseIdleConnections closes the client's idle connections (a client
+// used once, as the join's, need not keep its connection open).
+func (c *Client) CloseIdleConnections() {
+	c.hc.CloseIdleConnections()
+	c.streams.CloseIdleConnections()
+}
+
 // String names the server, never the token, so a Client may be logged.
 func (c Client) String() string { return "client.Client{Server: " + strings.Join(c.bases, ",") + "}" }
 

@@ -295,3 +295,55 @@ func TestDeleteExpiredJoinTokens(t *testing.T) {
 		t.Errorf("tokens left = %v; want %s and %s, not %s", ids, long.ID, never.ID, short.ID)
 	}
 }
+
+// TestJoinProposedCredentialSurvivesALostAnswer: an agent proposes the
+// credential it kept before asking; when the answer is lost it retries
+// with the same proposal and is let in, with that credential, while
+// another machine with only the token, or proposing another secret, is
+// refused. A malformed proposal or one for another name is ignored (a
+// fresh credential is made), and concurrent attempts with one proposal
+// all succeed.
+func TestJoinProposedCredentialSurvivesALostAnswer(t *testing.T) {
+	h := newHarness(t)
+	jt := h.create(t, 0)
+	proposed := "SKN1.edge-1." + strings.Repeat("ab", 32)
+	got, err := h.tok.Join(h.ctx, jt.String(), "edge-1", proposed)
+	if err != nil || got != proposed {
+		t.Fatalf("Join(edge-1, proposed) = %q, %v; want the proposal", got, err)
+	}
+	// The answer was lost: the retry carries the same proposal.
+	if got, err = h.tok.Join(h.ctx, jt.String(), "edge-1", proposed); err != nil || got != proposed {
+		t.Fatalf("retried Join(edge-1, proposed) = %q, %v; want the proposal again", got, err)
+	}
+	if id, err := h.tok.Authenticate(h.ctx, proposed); err != nil || id.Node != "edge-1" {
+		t.Fatalf("Authenticate(proposed) = %v, %v; want edge-1", id, err)
+	}
+	for name, other := range map[string]string{"token only": "", "another secret": "SKN1.edge-1." + strings.Repeat("cd", 32)} {
+		if _, err := h.tok.Join(h.ctx, jt.String(), "edge-1", other); !errors.Is(err, auth.ErrNodeNameTaken) {
+			t.Errorf("Join(edge-1, %s) = %v; want ErrNodeNameTaken", name, err)
+		}
+	}
+	for name, bad := range map[string]string{"short secret": "SKN1.edge-2.abcd", "upper hex": "SKN1.edge-2." + strings.Repeat("AB", 32),
+		"other node": "SKN1.edge-9." + strings.Repeat("ef", 32), "not a credential": "hello"} {
+		got, err := h.tok.Join(h.ctx, jt.String(), "edge-2", bad)
+		if err != nil || got == bad || !strings.HasPrefix(got, "SKN1.edge-2.") {
+			t.Errorf("Join(edge-2, %s) = %q, %v; want a fresh credential", name, got, err)
+		}
+		if err := h.tok.DeleteNodeCredential(h.ctx, "edge-2"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 8
+	same := "SKN1.edge-3." + strings.Repeat("12", 32)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { _, errs[i] = h.tok.Join(h.ctx, jt.String(), "edge-3", same) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("concurrent Join #%d with one proposal = %v; want nil", i, err)
+		}
+	}
+}

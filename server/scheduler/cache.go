@@ -62,6 +62,8 @@ type Cache struct {
 	listGen uint64      // counts list rebuilds
 	gens    uint64      // last node generation handed out
 	classes *classCache
+	// spread keeps topology spread counts (spread.go).
+	spread map[spreadKey]*spreadIndex
 }
 
 // NewCache returns an empty Cache whose assumed pods expire ttl after
@@ -75,6 +77,7 @@ func NewCache(ttl time.Duration) *Cache {
 		imageGen:   1,
 		owners:     make(map[string]map[*NodeInfo]int32),
 		classes:    newClassCache(),
+		spread:     make(map[spreadKey]*spreadIndex),
 	}
 }
 
@@ -105,9 +108,12 @@ func (c *Cache) SetNode(n *api.Node) {
 	}
 	if ni.Node == nil {
 		c.dirty = true
+		clear(c.spread) // a new domain, or pods that now count
 	}
 	c.countImages(ni, -1)
+	old := ni.Labels
 	ni.setNode(n)
+	c.spreadLabels(old, ni.Labels)
 	c.countImages(ni, 1)
 	c.touch(ni)
 }
@@ -133,6 +139,7 @@ func (c *Cache) RemoveNode(name string) {
 	c.countImages(ni, -1)
 	ni.Node, ni.Images = nil, nil
 	c.dirty = true
+	clear(c.spread)
 	if len(ni.Pods) == 0 {
 		delete(c.nodes, name)
 	}
@@ -168,6 +175,7 @@ func (c *Cache) place(cp *cachedPod) {
 	c.pods[cp.info.Key] = cp
 	ni := c.nodeFor(cp.node)
 	ni.addPod(cp.info)
+	c.spreadPlaced(cp.info, ni, 1)
 	c.gens++
 	ni.usage = c.gens
 	if uid := cp.info.OwnerUID; uid != "" {
@@ -187,6 +195,7 @@ func (c *Cache) unplace(cp *cachedPod) {
 		return
 	}
 	if _, on := ni.Pods[cp.info.Key]; on {
+		c.spreadPlaced(cp.info, ni, -1)
 		if uid := cp.info.OwnerUID; uid != "" {
 			if on := c.owners[uid]; on != nil {
 				if on[ni]--; on[ni] <= 0 {
@@ -304,6 +313,8 @@ type Snapshot struct {
 	classes *classCache
 	listGen uint64
 	owners  map[string]map[*NodeInfo]int32
+	// cache keeps the topology spread counts; nil counts afresh.
+	cache *Cache
 }
 
 // Snapshot returns the current Snapshot.
@@ -322,7 +333,7 @@ func (c *Cache) Snapshot() Snapshot {
 		c.dirty = false
 		c.listGen++
 	}
-	return Snapshot{Nodes: c.list, imageNodes: c.imageNodes, imageGen: c.imageGen, classes: c.classes, listGen: c.listGen, owners: c.owners}
+	return Snapshot{Nodes: c.list, imageNodes: c.imageNodes, imageGen: c.imageGen, classes: c.classes, listGen: c.listGen, owners: c.owners, cache: c}
 }
 
 // NewSnapshot builds a Snapshot of nodes and the pods bound on them, for

@@ -103,6 +103,9 @@ func (s *search) run(chunk int, out *workerOut) {
 		for pos := lo; pos < min(lo+chunk, n); pos++ {
 			ni := s.nodes[(s.start+pos)%n]
 			rs = feasible(s.pi, ni, rs[:0])
+			if len(rs) == 0 && len(s.env.spread) > 0 {
+				rs = spreadFits(s.env.spread, ni, rs)
+			}
 			if len(rs) == 0 {
 				f := found{pos: pos, ni: ni}
 				for i := range Scorers {
@@ -170,7 +173,7 @@ func (a *Algorithm) schedule(snap Snapshot, pi *PodInfo, start int, cls *class) 
 		return Decision{}, nil, &FitError{Pod: pi.Key}
 	}
 	s := &search{pi: pi, nodes: nodes, start: start % n, want: a.numToFind(n), cls: cls, imgGen: snap.imageGen}
-	s.env = scoreEnv{scoring: a.Scoring, imageNodes: snap.imageNodes, totalNodes: n, sparseOwners: cls != nil}
+	s.env = scoreEnv{scoring: a.Scoring, imageNodes: snap.imageNodes, totalNodes: n, sparseOwners: cls != nil, spread: spreadStates(snap, pi)}
 	workers := a.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)

@@ -60,8 +60,8 @@ func init() {
 	for i := range Scorers {
 		staticScorers[i] = Scorers[i].Static
 	}
-	if Scorers[ownerSpreadScorer].Name != "OwnerSpread" || Scorers[imageLocalityScorer].Name != "ImageLocality" {
-		panic("scheduler: ownerSpreadScorer or imageLocalityScorer is not that scorer's index")
+	if Scorers[ownerSpreadScorer].Name != "OwnerSpread" || Scorers[imageLocalityScorer].Name != "ImageLocality" || Scorers[spreadScorer].Name != "PodTopologySpread" {
+		panic("scheduler: ownerSpreadScorer, imageLocalityScorer or spreadScorer is not that scorer's index")
 	}
 }
 
@@ -194,7 +194,15 @@ func (s *search) runCached(chunk int, out *workerOut) {
 			if e.imgGen != s.imgGen {
 				e.raw[imageLocalityScorer], e.imgGen = scoreImages(s.pi, ni, &s.env), s.imgGen
 			}
-			out.found = append(out.found, found{pos: pos, ni: ni, raw: e.raw})
+			f := found{pos: pos, ni: ni, raw: e.raw}
+			if len(s.env.spread) > 0 {
+				// Topology spread reads every node's pods: never cached.
+				if rs = spreadFits(s.env.spread, ni, rs[:0]); len(rs) > 0 {
+					continue
+				}
+				f.raw[spreadScorer] = scoreSpread(s.pi, ni, &s.env)
+			}
+			out.found = append(out.found, f)
 			got++
 		}
 		s.nfound.Add(int64(got))
@@ -232,7 +240,7 @@ func (e *classEntry) fillUsage(pi *PodInfo, ni *NodeInfo, env *scoreEnv, rs []Re
 	e.fit = len(rs) == 0
 	if e.fit {
 		for i := range Scorers {
-			if !staticScorers[i] && i != ownerSpreadScorer && i != imageLocalityScorer {
+			if !staticScorers[i] && i != ownerSpreadScorer && i != imageLocalityScorer && i != spreadScorer {
 				e.raw[i] = Scorers[i].Raw(pi, ni, env)
 			}
 		}

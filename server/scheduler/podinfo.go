@@ -184,6 +184,7 @@ type PodInfo struct {
 	nodeSelector labels.Selector
 	required     []nodeTerm // ORed; nil when no required affinity
 	preferred    []weightedTerm
+	spread       []spreadConstraint
 }
 
 // NewPodInfo computes p's PodInfo. p must not be modified afterwards.
@@ -214,6 +215,7 @@ func NewPodInfo(p *api.Pod) *PodInfo {
 		pi.NonZero.maxOf(nonZero(r, c.Resources.Requests))
 	}
 	pi.class = classKey(pi)
+	pi.spread = compileSpread(p)
 	for _, ref := range p.OwnerReferences {
 		if ref.Controller != nil && *ref.Controller {
 			pi.OwnerUID = ref.UID

@@ -22,6 +22,8 @@ const (
 	ReasonMemoryPressure                         // BestEffort pod on a node under memory pressure
 	ReasonDiskPressure
 	ReasonPIDPressure
+	ReasonSpread      // a DoNotSchedule topology spread constraint's skew
+	ReasonSpreadLabel // the node lacks a DoNotSchedule constraint's topology key
 )
 
 // Reason is one rejection: a code and its arguments. It is comparable, so
@@ -57,6 +59,10 @@ func (r Reason) String() string {
 		return "node(s) had disk pressure"
 	case ReasonPIDPressure:
 		return "node(s) had pid pressure"
+	case ReasonSpread:
+		return "node(s) didn't match pod topology spread constraints"
+	case ReasonSpreadLabel:
+		return "node(s) didn't match pod topology spread constraints (missing required label)"
 	}
 	return "unknown reason"
 }

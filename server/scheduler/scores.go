@@ -34,6 +34,8 @@ type scoreEnv struct {
 	// sparseOwners: OwnerSpread is filled in after the search from the
 	// Snapshot's per-owner counts (scratch.ownerSpread), not per node.
 	sparseOwners bool
+	// spread are the pod's topology spread constraints this cycle.
+	spread []spreadState
 }
 
 // Normalization maps the raw rates of all feasible nodes onto
@@ -61,13 +63,14 @@ type Scorer struct {
 }
 
 // numScorers is len(Scorers), as a constant for fixed-size arrays.
-const numScorers = 6
+const numScorers = 7
 
 // Indices in Scorers of the scorers the equivalence cache treats
 // specially (equiv.go).
 const (
 	ownerSpreadScorer   = 4
 	imageLocalityScorer = 5
+	spreadScorer        = 6
 )
 
 // Scorers are the scoring plugins with kube-scheduler's default weights.
@@ -78,6 +81,7 @@ var Scorers = [numScorers]Scorer{
 	{"TaintToleration", 3, scorePreferNoSchedule, NormalizeDown, true},
 	{"OwnerSpread", 2, scoreOwnerSpread, NormalizeDown, false},
 	{"ImageLocality", 1, scoreImages, NormalizeNone, false},
+	{"PodTopologySpread", 2, scoreSpread, NormalizeDown, false},
 }
 
 // fraction returns requested/allocatable on the 0–MaxNodeScore scale for

@@ -186,3 +186,16 @@ func pairs(kv []string) map[string]string {
 	}
 	return m
 }
+
+// PodLabels sets the pod's labels from key, value pairs.
+func PodLabels(kv ...string) PodOpt { return func(p *api.Pod) { p.Labels = pairs(kv) } }
+
+// Spread adds a topology spread constraint over key selecting app=<app>;
+// when is DoNotSchedule or ScheduleAnyway.
+func Spread(maxSkew int32, key, when, app string) PodOpt {
+	return func(p *api.Pod) {
+		p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, api.TopologySpreadConstraint{
+			MaxSkew: maxSkew, TopologyKey: key, WhenUnsatisfiable: when,
+			LabelSelector: &api.LabelSelector{MatchLabels: map[string]string{"app": app}}})
+	}
+}

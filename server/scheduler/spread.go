@@ -1,0 +1,199 @@
+package scheduler
+
+import (
+	"maps"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/labels"
+)
+
+// Pod topology spread (PodTopologySpread): a constraint counts the pods
+// its selector matches in the pod's namespace in each domain — each value
+// the topologyKey label takes on the nodes. DoNotSchedule keeps a node
+// only while its domain's count, with the pod, exceeds the smallest
+// domain's by at most maxSkew, and drops nodes without the label;
+// ScheduleAnyway scores the emptier domains higher.
+//
+// Counting every node's pods for every pod would cost O(pods) per cycle,
+// 10^8 steps to place 10,000 replicas; instead the Cache keeps the counts
+// per (namespace, selector, key) once asked, and place/unplace keep them
+// current. A change of a node's labels or of the node list drops them.
+//
+// Unlike kube-scheduler, every node with the key counts (not only those
+// the pod's node affinity admits), minDomains and the node
+// inclusion policies are not supported, and preemption does not
+// re-check the spread.
+
+// maxSpreadIndexes bounds the counts kept; past it they are all dropped
+// and rebuilt on demand.
+const maxSpreadIndexes = 64
+
+// spreadConstraint is a compiled constraint of a pod.
+type spreadConstraint struct {
+	maxSkew int32
+	key     string
+	hard    bool // DoNotSchedule
+	sel     labels.Selector
+	selID   string // the selector's canonical text
+	self    int32  // 1 when the pod matches its own selector
+}
+
+func compileSpread(p *api.Pod) []spreadConstraint {
+	var out []spreadConstraint
+	for _, c := range p.Spec.TopologySpreadConstraints {
+		sel, err := c.LabelSelector.AsSelector()
+		if err != nil {
+			sel = labels.Nothing()
+		}
+		sc := spreadConstraint{maxSkew: max(c.MaxSkew, 1), key: c.TopologyKey, hard: c.WhenUnsatisfiable != api.ScheduleAnyway, sel: sel, selID: sel.String()}
+		if sel.IsNothing() {
+			sc.selID = "\x00nothing"
+		}
+		if sel.Matches(labels.Set(p.Labels)) {
+			sc.self = 1
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// spreadKey names one kept count.
+type spreadKey struct{ ns, sel, key string }
+
+// spreadIndex is the count of the matching pods per domain; every domain
+// of the node list is present, with 0 when empty.
+type spreadIndex struct {
+	ns, key string
+	sel     labels.Selector
+	counts  map[string]int32
+}
+
+func (ix *spreadIndex) add(pi *PodInfo, ni *NodeInfo, d int32) {
+	if pi.Pod.Namespace != ix.ns || pi.Pod.DeletionTimestamp != nil {
+		return
+	}
+	v, ok := ni.Labels[ix.key]
+	if !ok || ni.Node == nil || !ix.sel.Matches(labels.Set(pi.Pod.Labels)) {
+		return
+	}
+	ix.counts[v] += d
+}
+
+// spreadState is one constraint during one cycle.
+type spreadState struct {
+	c      *spreadConstraint
+	counts map[string]int32 // read-only during the cycle
+	min    int32            // the smallest domain's count
+}
+
+// spreadStates computes pi's constraints against snap.
+func spreadStates(snap Snapshot, pi *PodInfo) []spreadState {
+	if len(pi.spread) == 0 {
+		return nil
+	}
+	out := make([]spreadState, len(pi.spread))
+	for i := range pi.spread {
+		c := &pi.spread[i]
+		counts := snap.spreadCounts(pi.Pod.Namespace, c)
+		st := spreadState{c: c, counts: counts}
+		first := true
+		for _, n := range counts {
+			if first || n < st.min {
+				st.min, first = n, false
+			}
+		}
+		out[i] = st
+	}
+	return out
+}
+
+// spreadCounts returns the counts for c in namespace ns: the Cache's
+// kept ones, made now if missing.
+func (snap Snapshot) spreadCounts(ns string, c *spreadConstraint) map[string]int32 {
+	if snap.cache == nil {
+		ix := &spreadIndex{ns: ns, key: c.key, sel: c.sel, counts: map[string]int32{}}
+		fillSpread(ix, snap.Nodes)
+		return ix.counts
+	}
+	return snap.cache.spreadIndex(ns, c).counts
+}
+
+// spreadIndex returns the kept counts for c in ns, counting them now if
+// they are not kept.
+func (c *Cache) spreadIndex(ns string, sc *spreadConstraint) *spreadIndex {
+	k := spreadKey{ns: ns, sel: sc.selID, key: sc.key}
+	if ix, ok := c.spread[k]; ok {
+		return ix
+	}
+	if len(c.spread) >= maxSpreadIndexes {
+		clear(c.spread)
+	}
+	ix := &spreadIndex{ns: ns, key: sc.key, sel: sc.sel, counts: map[string]int32{}}
+	fillSpread(ix, c.Snapshot().Nodes)
+	c.spread[k] = ix
+	return ix
+}
+
+// fillSpread counts the pods on nodes into ix.
+func fillSpread(ix *spreadIndex, nodes []*NodeInfo) {
+	for _, ni := range nodes {
+		v, ok := ni.Labels[ix.key]
+		if !ok {
+			continue
+		}
+		ix.counts[v] += 0
+		for _, pi := range ni.Pods {
+			ix.add(pi, ni, 1)
+		}
+	}
+}
+
+// spreadPlaced keeps the counts current as pi is placed on (d = 1) or
+// removed from (d = -1) ni.
+func (c *Cache) spreadPlaced(pi *PodInfo, ni *NodeInfo, d int32) {
+	for _, ix := range c.spread {
+		ix.add(pi, ni, d)
+	}
+}
+
+// spreadLabels drops the kept counts when a node's labels change.
+func (c *Cache) spreadLabels(old, now labels.Set) {
+	if len(c.spread) > 0 && !maps.Equal(old, now) {
+		clear(c.spread)
+	}
+}
+
+// spreadFits reports whether ni satisfies every DoNotSchedule constraint,
+// appending the reason to out when not.
+func spreadFits(states []spreadState, ni *NodeInfo, out []Reason) []Reason {
+	for i := range states {
+		st := &states[i]
+		if !st.c.hard {
+			continue
+		}
+		v, ok := ni.Labels[st.c.key]
+		if !ok {
+			return append(out, Reason{Code: ReasonSpreadLabel})
+		}
+		if st.counts[v]+st.c.self-st.min > st.c.maxSkew {
+			return append(out, Reason{Code: ReasonSpread})
+		}
+	}
+	return out
+}
+
+// scoreSpread is the ScheduleAnyway constraints' raw score: the matching
+// pods already in the node's domains (fewer is better).
+func scoreSpread(_ *PodInfo, ni *NodeInfo, env *scoreEnv) int64 {
+	var n int64
+	for i := range env.spread {
+		st := &env.spread[i]
+		if st.c.hard {
+			continue
+		}
+		if v, ok := ni.Labels[st.c.key]; ok {
+			n += int64(st.counts[v])
+		}
+	}
+	return n
+}

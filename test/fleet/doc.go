@@ -1,0 +1,24 @@
+// Package fleet is the fleet simulator: many simulated agents against one
+// real `skiff server` child process, to measure and prove the server at
+// fleet scale.
+//
+// Each simulated agent runs the agent's own client code paths with no
+// containerd behind them: node.JoinRetry joins with the join token (over
+// TLS, pinning the CA from the token's hash, retried with the agent's
+// back-off), node.Registrar registers the Node and heartbeats every 10 s
+// with jitter, config.APISource holds the assignment stream (list, then
+// watch; reconnects with its own back-off) and status.Manager writes each
+// delivered pod's Running status. Only the kubelet is replaced: the
+// simulated one answers every pod it is given with Running at once.
+//
+// Every agent dials the server from a source address of its own in
+// 127.0.0.0/8 (127.b.c.d), as separate machines would, so per-address
+// limits (join attempts, failed authentications) see one address per
+// agent. Every connection goes to loopback only.
+//
+// Run is the whole measured scenario (join N agents, steady heartbeats,
+// direct binds, a Deployment spread by zone over every node, a server
+// restart); ./fleetsim is its command and `make fleet AGENTS=10000` runs
+// it. The package's test runs a small fleet through the same steps with
+// no speed assertions.
+package fleet

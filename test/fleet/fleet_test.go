@@ -1,0 +1,107 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+)
+
+// skiffBin is the binary TestMain builds once for the run.
+var skiffBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if _, err := RaiseFileLimit(4096); err != nil {
+		fmt.Fprintln(os.Stderr, "fleet:", err)
+	}
+	dir, err := os.MkdirTemp("", "skiff-fleet-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if skiffBin, err = BuildSkiff(context.Background(), dir); err != nil {
+		fmt.Fprintln(os.Stderr, "fleet:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// TestFleetSmall runs 150 simulated agents through every phase of Run
+// against the real binary: all join and heartbeat, pods bound to them
+// arrive and are reported Running, a Deployment of 300 replicas with a
+// DoNotSchedule spread by zone is placed evenly over the 4 zones and
+// runs, and after a server restart every agent heartbeats again and
+// receives a new pod. Nothing here asserts speed.
+func TestFleetSmall(t *testing.T) {
+	const agents, replicas = 150, 300
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Config{Bin: skiffBin, Dir: t.TempDir(), Agents: agents, Zones: 4, StartRate: 500,
+		Window: 2 * time.Second, Pods: agents, BindRate: 500, Replicas: replicas, Restart: true, Timeout: 3 * time.Minute})
+	t.Log("\n" + rep.Summary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Replicas != replicas || rep.Pods != agents || !rep.Restarted {
+		t.Fatalf("report %+v; want every phase run", rep)
+	}
+	total := 0
+	for z := range 4 {
+		n := rep.ZoneCounts[fmt.Sprintf("zone-%d", z)]
+		total += n
+		// 300 over 4 zones with maxSkew 1: exactly 75 each.
+		if n != replicas/4 {
+			t.Errorf("zone-%d holds %d replicas; want %d (per zone %v)", z, n, replicas/4, rep.ZoneCounts)
+		}
+	}
+	if total != replicas {
+		t.Errorf("%d replicas placed in zones; want %d", total, replicas)
+	}
+	if rep.Joined.Sockets < agents {
+		t.Errorf("the server holds %d sockets for %d agents; want one connection per agent at least", rep.Joined.Sockets, agents)
+	}
+}
+
+// TestAgentRunningStatus: the simulated kubelet reports every container
+// running and ready, and a stopped pod's containers terminated.
+func TestAgentRunningStatus(t *testing.T) {
+	p := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"},
+		Spec: api.PodSpec{Containers: []api.Container{{Name: "a", Image: "x:1"}, {Name: "b", Image: "y:2"}}}}
+	now := time.Date(2026, 11, 25, 4, 0, 0, 0, time.UTC)
+	st := runningStatus(p, "127.1.1.1", now)
+	if st.Phase != api.PodRunning || len(st.ContainerStatuses) != 2 || st.PodIP != "127.1.1.1" {
+		t.Fatalf("running status %+v", st)
+	}
+	for _, cs := range st.ContainerStatuses {
+		if !cs.Ready || cs.State.Running == nil {
+			t.Errorf("container %s: %+v; want running and ready", cs.Name, cs)
+		}
+	}
+	stopped := stoppedStatus(p, now)
+	for _, cs := range stopped.ContainerStatuses {
+		if cs.Ready || cs.State.Terminated == nil {
+			t.Errorf("stopped container %s: %+v; want terminated, not ready", cs.Name, cs)
+		}
+	}
+}
+
+// TestSourceIPsDistinct: every agent of a 100,000 fleet has its own
+// loopback source address, never 127.0.0.1.
+func TestSourceIPsDistinct(t *testing.T) {
+	seen := map[string]bool{}
+	for i := range 100000 {
+		ip := SourceIP(i)
+		if !ip.IsLoopback() || ip.String() == "127.0.0.1" || seen[ip.String()] {
+			t.Fatalf("SourceIP(%d) = %v: not a fresh loopback address", i, ip)
+		}
+		seen[ip.String()] = true
+	}
+}

@@ -1,0 +1,83 @@
+// Command fleetsim is the fleet simulator: it builds (or takes) the skiff
+// binary, starts `skiff server` on a temporary data dir on loopback and
+// runs N simulated agents against it through the measured phases of
+// fleet.Run, printing the figures. It is a test tool, not part of the
+// product binary.
+//
+//	go run ./test/fleet/fleetsim -agents 10000
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/skiffhq/skiff/test/fleet"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "fleetsim:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var cfg fleet.Config
+	bin := flag.String("skiff", "", "the skiff binary (default: build ./cmd/skiff)")
+	keep := flag.Bool("keep", false, "keep the temporary directory (server data and log)")
+	verbose := flag.Bool("v", false, "log the agents' warnings")
+	flag.IntVar(&cfg.Agents, "agents", 1000, "simulated agents")
+	flag.IntVar(&cfg.Zones, "zones", 4, "zones the nodes are spread over")
+	flag.IntVar(&cfg.StartRate, "start-rate", 200, "agents started per second")
+	flag.DurationVar(&cfg.Heartbeat, "heartbeat", 10*time.Second, "each agent's heartbeat period")
+	flag.DurationVar(&cfg.Window, "window", time.Minute, "steady-state window measured")
+	flag.IntVar(&cfg.Pods, "pods", 2000, "pods bound directly to measure delivery")
+	flag.IntVar(&cfg.BindRate, "bind-rate", 200, "direct binds per second")
+	flag.IntVar(&cfg.Replicas, "replicas", 0, "replicas of the zone-spread Deployment (0: one per agent, -1: none)")
+	flag.BoolVar(&cfg.Restart, "restart", true, "restart the server and time the fleet's return")
+	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound on each phase")
+	flag.Parse()
+
+	// The simulator holds a connection per agent (a few more while they
+	// join), and so does the server, which inherits the limit.
+	need := uint64(cfg.Agents) + 1024
+	limit, err := fleet.RaiseFileLimit(2 * need)
+	if err != nil {
+		return err
+	}
+	if limit < need {
+		return fmt.Errorf("the open file limit is %d; %d agents need about %d (raise the hard limit, ulimit -Hn)", limit, cfg.Agents, need)
+	}
+	dir, err := os.MkdirTemp("", "skiff-fleet-")
+	if err != nil {
+		return err
+	}
+	if *keep {
+		fmt.Println("data in", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *bin == "" {
+		if *bin, err = fleet.BuildSkiff(ctx, dir); err != nil {
+			return err
+		}
+	}
+	cfg.Bin, cfg.Dir, cfg.Progress = *bin, dir, os.Stdout
+	level := slog.LevelError
+	if *verbose {
+		level = slog.LevelWarn
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	fmt.Printf("fleetsim: %d agents, %d zones, heartbeat %v, file limit %d, load %s\n", cfg.Agents, cfg.Zones, cfg.Heartbeat, limit, fleet.LoadAvg())
+	rep, err := fleet.Run(ctx, cfg)
+	fmt.Print(rep.Summary())
+	return err
+}

@@ -1,0 +1,569 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/client"
+)
+
+// Config sizes one simulator run.
+type Config struct {
+	Bin       string // the skiff binary
+	Dir       string // server data dir and agents' state go under it
+	Agents    int
+	Zones     int           // 0: 4
+	Heartbeat time.Duration // 0: the agent's 10 s
+	StartRate int           // agents started per second (0: 200)
+	// Window is the steady state measured (server CPU, RSS, heartbeats).
+	Window time.Duration
+	// Pods are bound directly (spec.nodeName) at BindRate a second, round
+	// robin over the agents, to measure bind → agent delivery.
+	Pods     int
+	BindRate int
+	// Replicas is the Deployment spread by zone over every node (0: as
+	// many as agents; <0: none).
+	Replicas int
+	// Restart stops and starts the server once, then binds one new pod to
+	// every agent to check each stream came back.
+	Restart bool
+	// Timeout bounds each phase's wait (0: 10 minutes).
+	Timeout time.Duration
+	Logger  *slog.Logger
+	// Progress, when set, gets a line per phase.
+	Progress io.Writer
+}
+
+// Report is what a run measured. Durations are wall time on the machine
+// the server and the simulator share.
+type Report struct {
+	Agents, Zones int
+
+	JoinAll time.Duration // start → every agent registered and listing its pods
+	Joined  Sample        // the server once all joined
+
+	Steady        Sample // over Window
+	SteadyCPU     float64
+	Beats         int
+	BeatP50       time.Duration
+	BeatP99       time.Duration
+	BeatMax       time.Duration
+	Pods          int
+	DeliveryP50   time.Duration
+	DeliveryP99   time.Duration
+	DeliveryMax   time.Duration
+	PodsBindCPU   float64
+	Replicas      int
+	DeployBound   time.Duration // Deployment created → every replica bound
+	DeployDeliver time.Duration // → every replica at its agent
+	DeployRunning time.Duration // → every replica Running on the server
+	DeployCPU     float64
+	DeployP50     time.Duration // bind seen by a watcher → agent
+	DeployP99     time.Duration
+	ZoneCounts    map[string]int // replicas per zone
+
+	Restarted      bool
+	RestartDown    time.Duration // SIGTERM → the new server ready
+	RestartBeats   time.Duration // ready → every agent heartbeated again
+	RestartStreams time.Duration // ready → a pod bound to every agent after it reached it
+	RestartCPU     float64
+	AfterRestart   Sample
+}
+
+// Sample is the server process (and the machine) at one moment.
+type Sample struct {
+	ProcStats
+	LoadAvg string // /proc/loadavg's first three fields
+}
+
+func (s Sample) String() string {
+	return fmt.Sprintf("RSS %.0f MiB (peak %.0f MiB), %d fds (%d sockets), %d threads, load %s",
+		float64(s.RSSKB)/1024, float64(s.HWMKB)/1024, s.FDs, s.Sockets, s.Threads, s.LoadAvg)
+}
+
+// LoadAvg is /proc/loadavg's first three fields ("?" when unreadable).
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func (c *Config) defaults() {
+	if c.Zones <= 0 {
+		c.Zones = 4
+	}
+	if c.StartRate == 0 {
+		c.StartRate = 200
+	}
+	if c.Replicas == 0 {
+		c.Replicas = c.Agents
+	}
+	if c.BindRate <= 0 {
+		c.BindRate = 200
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 10 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+}
+
+// run is one Run in progress.
+type run struct {
+	cfg     Config
+	srv     *Server
+	admin   *client.Client
+	fleet   *Fleet
+	metrics *Metrics
+	rep     Report
+}
+
+// Run starts a server on cfg.Dir and cfg.Agents simulated agents, and
+// measures it through the phases: join, steady heartbeats, direct binds,
+// a Deployment spread by zone, a restart. It stops everything before it
+// returns.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	cfg.defaults()
+	r := &run{cfg: cfg, metrics: NewMetrics(), rep: Report{Agents: cfg.Agents, Zones: cfg.Zones}}
+	srv, err := StartServer(cfg.Bin, filepath.Join(cfg.Dir, "server"), "", time.Minute)
+	if err != nil {
+		return r.rep, err
+	}
+	r.srv = srv
+	defer srv.Kill()
+	if r.admin, err = srv.Admin(); err != nil {
+		return r.rep, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	start := time.Now()
+	r.fleet = StartFleet(ctx, FleetConfig{Server: srv.URL, Token: srv.JoinToken, Agents: cfg.Agents, Zones: cfg.Zones,
+		Dir: filepath.Join(cfg.Dir, "agents"), Heartbeat: cfg.Heartbeat, StartRate: cfg.StartRate, Logger: cfg.Logger, Metrics: r.metrics})
+	defer func() {
+		cancel()
+		r.fleet.Wait()
+	}()
+	err = r.phases(ctx, start)
+	return r.rep, err
+}
+
+func (r *run) progress(format string, args ...any) {
+	fmt.Fprintf(r.cfg.Progress, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func (r *run) sample() (Sample, error) {
+	st, err := r.srv.Stats()
+	return Sample{ProcStats: st, LoadAvg: LoadAvg()}, err
+}
+
+func (r *run) phases(ctx context.Context, start time.Time) error {
+	cfg := r.cfg
+	joined := func(a *Agent) bool { return a.Registered() && a.Synced() }
+	// A line every 30 s while the fleet joins.
+	pctx, stopProgress := context.WithCancel(ctx)
+	go func() {
+		tick := time.NewTicker(30 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-tick.C:
+			}
+			if smp, err := r.sample(); err == nil {
+				r.progress("joining: %d of %d agents registered and listing; server %v", r.fleet.Count(joined), cfg.Agents, smp)
+			}
+		}
+	}()
+	err := r.fleet.WaitFor(ctx, "joined", joined, cfg.Timeout)
+	stopProgress()
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, r.srv.LogTail())
+	}
+	r.rep.JoinAll = time.Since(start)
+	if r.rep.Joined, err = r.sample(); err != nil {
+		return err
+	}
+	r.progress("%d agents joined in %v; server %v", cfg.Agents, r.rep.JoinAll.Round(time.Millisecond), r.rep.Joined)
+
+	if cfg.Window > 0 {
+		if err := r.steady(ctx); err != nil {
+			return err
+		}
+	}
+	if cfg.Pods > 0 {
+		if err := r.binds(ctx); err != nil {
+			return err
+		}
+	}
+	if cfg.Replicas > 0 {
+		if err := r.deployment(ctx); err != nil {
+			return err
+		}
+	}
+	if cfg.Restart {
+		if err := r.restart(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// steady measures the server while the fleet only heartbeats.
+func (r *run) steady(ctx context.Context) error {
+	r.metrics.TakeHeartbeats()
+	a, err := r.sample()
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(r.cfg.Window):
+	}
+	b, err := r.sample()
+	if err != nil {
+		return err
+	}
+	beats := r.metrics.TakeHeartbeats()
+	r.rep.Steady, r.rep.SteadyCPU = b, CPUPercent(a.ProcStats, b.ProcStats)
+	r.rep.Beats, r.rep.BeatP50, r.rep.BeatP99 = len(beats), Percentile(beats, 0.5), Percentile(beats, 0.99)
+	if len(beats) > 0 {
+		r.rep.BeatMax = beats[len(beats)-1]
+	}
+	r.progress("steady %v: server CPU %.1f%% of a core, %v; %d heartbeats p50 %v p99 %v max %v", r.cfg.Window, r.rep.SteadyCPU, b,
+		len(beats), r.rep.BeatP50, r.rep.BeatP99, r.rep.BeatMax)
+	return nil
+}
+
+// bindPod creates pod ns/name bound to node and returns when it sent
+// the request.
+func (r *run) bindPod(ctx context.Context, name, node string) (time.Time, error) {
+	p := &api.Pod{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: api.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "fleet-bind"}},
+		Spec: api.PodSpec{NodeName: node, Containers: []api.Container{{Name: "web", Image: "nginx:1.27"}}}}
+	at := time.Now()
+	_, err := r.admin.Create(ctx, p)
+	if err != nil {
+		return at, fmt.Errorf("bind %s to %s: %w", name, node, err)
+	}
+	return at, nil
+}
+
+// bindAll creates n pods named prefix-i bound round robin, at rate a
+// second over workers, and returns when each was sent.
+func (r *run) bindAll(ctx context.Context, prefix string, n, rate int) ([]time.Time, error) {
+	sent := make([]time.Time, n)
+	var next atomic.Int64
+	var first error
+	var mu sync.Mutex
+	interval := time.Second / time.Duration(rate)
+	begin := time.Now()
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if d := time.Until(begin.Add(time.Duration(i) * interval)); d > 0 {
+					time.Sleep(d) // pacing the load, not waiting for an outcome
+				}
+				at, err := r.bindPod(ctx, fmt.Sprintf("%s-%05d", prefix, i), NodeName(i%r.cfg.Agents))
+				sent[i] = at
+				if err != nil {
+					mu.Lock()
+					first = cmp(first, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return sent, first
+}
+
+func cmp(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// waitDelivered waits until every pod prefix-i reached its agent.
+func (r *run) waitDelivered(ctx context.Context, prefix string, n int) error {
+	deadline := time.Now().Add(r.cfg.Timeout)
+	for i := 0; i < n; {
+		if _, ok := r.metrics.DeliveredAt(fmt.Sprintf("default/%s-%05d", prefix, i)); ok {
+			i++
+			continue
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pod %s-%05d not at its agent after %v", prefix, i, r.cfg.Timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// binds measures bind → agent delivery of pods created with nodeName.
+func (r *run) binds(ctx context.Context) error {
+	a, err := r.sample()
+	if err != nil {
+		return err
+	}
+	sent, err := r.bindAll(ctx, "bind", r.cfg.Pods, r.cfg.BindRate)
+	if err != nil {
+		return err
+	}
+	if err := r.waitDelivered(ctx, "bind", r.cfg.Pods); err != nil {
+		return err
+	}
+	b, err := r.sample()
+	if err != nil {
+		return err
+	}
+	lat := make([]time.Duration, len(sent))
+	for i, at := range sent {
+		got, _ := r.metrics.DeliveredAt(fmt.Sprintf("default/bind-%05d", i))
+		lat[i] = got.Sub(at)
+	}
+	sortDurations(lat)
+	r.rep.Pods, r.rep.PodsBindCPU = r.cfg.Pods, CPUPercent(a.ProcStats, b.ProcStats)
+	r.rep.DeliveryP50, r.rep.DeliveryP99, r.rep.DeliveryMax = Percentile(lat, 0.5), Percentile(lat, 0.99), lat[len(lat)-1]
+	r.progress("%d pods bound at %d/s: delivery p50 %v p99 %v max %v; server CPU %.1f%%, %v", r.cfg.Pods, r.cfg.BindRate,
+		r.rep.DeliveryP50, r.rep.DeliveryP99, r.rep.DeliveryMax, r.rep.PodsBindCPU, b)
+	return nil
+}
+
+// deploymentJSON is a Deployment of replicas pods spread evenly over the
+// zones (maxSkew 1, DoNotSchedule).
+func deploymentJSON(replicas int) []byte {
+	return fmt.Appendf(nil, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"fleet-web","namespace":"default"},"spec":{"replicas":%d,`+
+		`"selector":{"matchLabels":{"app":"fleet-web"}},"template":{"metadata":{"labels":{"app":"fleet-web"}},"spec":{`+
+		`"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":%q,"whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"app":"fleet-web"}}}],`+
+		`"containers":[{"name":"web","image":"nginx:1.27","resources":{"requests":{"cpu":"10m","memory":"16Mi"}}}]}}}}`, replicas, LabelZone)
+}
+
+// podTracker follows the Deployment's pods through an admin watch.
+type podTracker struct {
+	mu      sync.Mutex
+	boundAt map[string]time.Time // ns/name → when the watch saw it bound
+	nodeOf  map[string]string
+	running map[string]bool
+}
+
+func (t *podTracker) counts() (bound, running int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.boundAt), len(t.running)
+}
+
+func (t *podTracker) follow(w *client.Watcher) {
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			return
+		}
+		p, ok := ev.Object.(*api.Pod)
+		if !ok || ev.Type == api.Deleted {
+			continue
+		}
+		now, key := time.Now(), p.Namespace+"/"+p.Name
+		t.mu.Lock()
+		if _, seen := t.boundAt[key]; !seen && p.Spec.NodeName != "" {
+			t.boundAt[key], t.nodeOf[key] = now, p.Spec.NodeName
+		}
+		if p.Status.Phase == api.PodRunning {
+			t.running[key] = true
+		}
+		t.mu.Unlock()
+	}
+}
+
+// deployment creates the spread Deployment and times its placement.
+func (r *run) deployment(ctx context.Context) error {
+	pods, _ := api.LookupResource("pods")
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	w, err := r.admin.Watch(wctx, pods, "default", client.WatchOptions{ListOptions: client.ListOptions{LabelSelector: "app=fleet-web"}})
+	if err != nil {
+		return fmt.Errorf("watch the deployment's pods: %w", err)
+	}
+	t := &podTracker{boundAt: map[string]time.Time{}, nodeOf: map[string]string{}, running: map[string]bool{}}
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		t.follow(w)
+	}()
+	// Next and Close may not run at once: the context ends the stream,
+	// then the follower, then the watcher is closed.
+	defer func() {
+		stop()
+		<-followed
+		w.Close()
+	}()
+	a, err := r.sample()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	resp, err := r.admin.Do(ctx, http.MethodPost, "/apis/apps/v1/namespaces/default/deployments", bytes.NewReader(deploymentJSON(r.cfg.Replicas)))
+	if err != nil {
+		return fmt.Errorf("create the deployment: %w", err)
+	}
+	resp.Body.Close()
+	n := r.cfg.Replicas
+	deadline := start.Add(r.cfg.Timeout)
+	for bound, running := t.counts(); running < n; bound, running = t.counts() {
+		if bound >= n && r.rep.DeployBound == 0 {
+			r.rep.DeployBound = time.Since(start)
+		}
+		if r.rep.DeployDeliver == 0 && r.deliveredCount(t) >= n {
+			r.rep.DeployDeliver = time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("deployment: %d of %d bound, %d running after %v\n%s", bound, n, running, r.cfg.Timeout, r.srv.LogTail())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	r.rep.DeployRunning = time.Since(start)
+	if r.rep.DeployBound == 0 {
+		r.rep.DeployBound = r.rep.DeployRunning
+	}
+	if r.rep.DeployDeliver == 0 {
+		r.rep.DeployDeliver = r.rep.DeployRunning
+	}
+	b, err := r.sample()
+	if err != nil {
+		return err
+	}
+	r.rep.Replicas, r.rep.DeployCPU = n, CPUPercent(a.ProcStats, b.ProcStats)
+	t.mu.Lock()
+	var lat []time.Duration
+	r.rep.ZoneCounts = map[string]int{}
+	for key, at := range t.boundAt {
+		if got, ok := r.metrics.DeliveredAt(key); ok {
+			lat = append(lat, max(0, got.Sub(at)))
+		}
+		var i int
+		if _, err := fmt.Sscanf(t.nodeOf[key], "fleet-%d", &i); err == nil {
+			r.rep.ZoneCounts[fmt.Sprintf("zone-%d", i%r.cfg.Zones)]++
+		}
+	}
+	t.mu.Unlock()
+	sortDurations(lat)
+	r.rep.DeployP50, r.rep.DeployP99 = Percentile(lat, 0.5), Percentile(lat, 0.99)
+	r.progress("deployment of %d spread by zone: bound in %v, at the agents in %v, Running in %v; bind→agent p50 %v p99 %v; zones %v; server CPU %.1f%%, %v",
+		n, r.rep.DeployBound, r.rep.DeployDeliver, r.rep.DeployRunning, r.rep.DeployP50, r.rep.DeployP99, r.rep.ZoneCounts, r.rep.DeployCPU, b)
+	return nil
+}
+
+func (r *run) deliveredCount(t *podTracker) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for key := range t.boundAt {
+		if _, ok := r.metrics.DeliveredAt(key); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// restart stops the server, starts it again and times the fleet's
+// return: every agent heartbeating, then a new pod bound to every agent
+// delivered.
+func (r *run) restart(ctx context.Context) error {
+	t0 := time.Now()
+	if err := r.srv.Restart(time.Minute); err != nil {
+		return err
+	}
+	ready := time.Now()
+	r.rep.Restarted, r.rep.RestartDown = true, ready.Sub(t0)
+	a, err := r.sample()
+	if err != nil {
+		return err
+	}
+	if err := r.fleet.WaitFor(ctx, "heartbeating after the restart", func(a *Agent) bool { return a.LastBeat().After(ready) }, r.cfg.Timeout); err != nil {
+		return fmt.Errorf("%w\n%s", err, r.srv.LogTail())
+	}
+	r.rep.RestartBeats = time.Since(ready)
+	if _, err := r.bindAll(ctx, "after", r.cfg.Agents, max(r.cfg.BindRate, 1000)); err != nil {
+		return err
+	}
+	if err := r.waitDelivered(ctx, "after", r.cfg.Agents); err != nil {
+		return err
+	}
+	r.rep.RestartStreams = time.Since(ready)
+	b, err := r.sample()
+	if err != nil {
+		return err
+	}
+	r.rep.AfterRestart, r.rep.RestartCPU = b, CPUPercent(a.ProcStats, b.ProcStats)
+	r.progress("restart: down %v; every agent heartbeating %v after ready, a new pod at every agent %v after; server CPU %.1f%%, %v",
+		r.rep.RestartDown, r.rep.RestartBeats, r.rep.RestartStreams, r.rep.RestartCPU, b)
+	return nil
+}
+
+func sortDurations(d []time.Duration) {
+	if len(d) == 0 {
+		return
+	}
+	slices.Sort(d)
+}
+
+// Summary is the report as text, one figure a line.
+func (r Report) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agents %d over %d zones, all joined in %v\n", r.Agents, r.Zones, r.JoinAll.Round(time.Millisecond))
+	fmt.Fprintf(&b, "server after join: %v\n", r.Joined)
+	if r.Beats > 0 {
+		fmt.Fprintf(&b, "steady: server CPU %.1f%% of a core, %v\n", r.SteadyCPU, r.Steady)
+		fmt.Fprintf(&b, "steady: RSS per agent %.0f KiB\n", float64(r.Steady.RSSKB)/float64(max(r.Agents, 1)))
+		fmt.Fprintf(&b, "heartbeats: %d, p50 %v, p99 %v, max %v\n", r.Beats, r.BeatP50, r.BeatP99, r.BeatMax)
+	}
+	if r.Pods > 0 {
+		fmt.Fprintf(&b, "direct binds: %d, bind→agent p50 %v, p99 %v, max %v, server CPU %.1f%%\n", r.Pods, r.DeliveryP50, r.DeliveryP99, r.DeliveryMax, r.PodsBindCPU)
+	}
+	if r.Replicas > 0 {
+		fmt.Fprintf(&b, "deployment of %d spread by zone: bound %v, at the agents %v, Running %v; bind→agent p50 %v p99 %v; per zone %v; server CPU %.1f%%\n",
+			r.Replicas, r.DeployBound.Round(time.Millisecond), r.DeployDeliver.Round(time.Millisecond), r.DeployRunning.Round(time.Millisecond), r.DeployP50, r.DeployP99, r.ZoneCounts, r.DeployCPU)
+	}
+	if r.Restarted {
+		fmt.Fprintf(&b, "restart: down %v; every agent heartbeating %v after ready; a new pod at every agent %v after ready; server CPU %.1f%%, %v\n",
+			r.RestartDown.Round(time.Millisecond), r.RestartBeats.Round(time.Millisecond), r.RestartStreams.Round(time.Millisecond), r.RestartCPU, r.AfterRestart)
+	}
+	return b.String()
+}
