@@ -374,7 +374,12 @@ export class Terminal {
     this.rowEls = [];
     const on = (t, ev, f) => t.addEventListener(ev, f);
     on(this.input, "keydown", (e) => this.key(e));
-    on(this.input, "input", () => { if (this.input.value) { this.send(this.input.value); this.input.value = ""; } });
+    // A key sent on keydown must not come again as text (Enter's newline).
+    on(this.input, "keyup", () => { this.keyed = false; });
+    on(this.input, "input", () => {
+      if (this.input.value && !this.keyed) this.send(this.input.value);
+      this.input.value = "";
+    });
     on(this.input, "paste", (e) => {
       e.preventDefault();
       const t = e.clipboardData.getData("text/plain").replace(/\r?\n/g, "\r");
@@ -422,6 +427,7 @@ export class Terminal {
   }
 
   key(e) {
+    this.keyed = false;
     if (this.disposed || e.isComposing) return;
     const k = e.key, app = this.m.appCursor;
     const mod = 1 + (e.shiftKey ? 1 : 0) + (e.altKey ? 2 : 0) + (e.ctrlKey ? 4 : 0);
@@ -447,6 +453,7 @@ export class Terminal {
     if (s === null) return;
     if (e.altKey && (arrow || tilde) === undefined && s[0] !== "\x1b") s = "\x1b" + s;
     e.preventDefault();
+    this.keyed = true;
     this.send(s);
   }
 
