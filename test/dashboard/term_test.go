@@ -168,6 +168,24 @@ func TestTerminalInRealBrowser(t *testing.T) {
 		key("Enter"); key("Backspace"); key("ArrowUp"); t.write("\x1b[?1h"); key("ArrowUp"); key("c", { ctrlKey: true });
 		key("b", { altKey: true }); key("Delete"); key("PageUp"); key("F1"); key("Tab");
 		r.keys = t.sent.slice();
+		// The wheel scrolls back through lines gone off the top; typing
+		// returns to the bottom.
+		t.write("\x1b[2J\x1b[H");
+		for (let i = 0; i < t.rows + 10; i++) t.write("\r\nline " + i);
+		const wheel = (deltaY) => t.el.dispatchEvent(new WheelEvent("wheel", { deltaY, bubbles: true, cancelable: true }));
+		const first = () => { t.render(); return box.querySelector(".term-grid > div").textContent.trimEnd(); };
+		const bottom = first();
+		const notPrevented = wheel(-100);
+		const back = first();
+		wheel(-100000);
+		const top = [first(), t.view === t.sb.length];
+		key("x", { ctrlKey: true });
+		r.wheel = [bottom, notPrevented, back, top[1], first() === bottom];
+		// Out of the page (its view redrawn), it keeps its size and lines.
+		const size = [t.cols, t.rows];
+		box.remove();
+		t.fit();
+		r.detached = [t.cols === size[0], t.rows === size[1], t.lineText(0)];
 		return r;
 	})()`, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -231,6 +249,8 @@ func TestTerminalInRealBrowser(t *testing.T) {
 		"scrollback": []any{float64(1000), "l1097", "l98"},
 		"resize":     []any{lines("c", "d"), xy(1, 1), []any{float64(6), float64(2)}, []any{"a", "b"}},
 		"dom":        []any{true, true, "red plain", "f1", true, "log", "Terminal input"},
+		"wheel":      []any{"line 10", false, "line 5", true, true},
+		"detached":   []any{true, true, "line 10"},
 		"keys":       []any{"\r", "\x7f", "\x1b[A", "\x1bOA", "\x03", "\x1bb", "\x1b[3~", "\x1b[5~", "\x1bOP", "\t"},
 	}
 	for k, w := range want {

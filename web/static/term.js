@@ -386,10 +386,11 @@ export class Terminal {
       this.send(this.m.paste ? `\x1b[200~${t}\x1b[201~` : t);
     });
     on(this.el, "mouseup", () => { if (document.getSelection().isCollapsed) this.focus(); });
+    // The wheel scrolls the scrollback, and the page once at either end.
     on(this.el, "wheel", (e) => {
-      if (this.inAlt) return;
-      e.preventDefault();
-      this.scrollView(Math.round(e.deltaY / 20) * -1 || (e.deltaY > 0 ? -1 : 1));
+      const v = this.view;
+      if (!this.inAlt) this.scrollView(-Math.round(e.deltaY / 20) || (e.deltaY > 0 ? -1 : 1));
+      if (this.view !== v) e.preventDefault();
     }, { passive: false });
     this.ro = new ResizeObserver(() => this.fit());
     this.ro.observe(this.el);
@@ -398,13 +399,16 @@ export class Terminal {
   }
 
   // fit sizes the grid to the element from a measured character cell.
+  // An element out of the page (a view being redrawn) measures 0: skip.
   fit() {
+    if (!this.el.clientWidth || !this.el.clientHeight) return;
     const probe = document.createElement("span");
     probe.textContent = "M".repeat(10);
     this.grid.append(probe);
     const r = probe.getBoundingClientRect();
     probe.remove();
-    const w = r.width / 10 || 8, h = r.height || 17;
+    if (!r.width || !r.height) return;
+    const w = r.width / 10, h = r.height;
     this.resize(Math.floor(this.el.clientWidth / w), Math.floor(this.el.clientHeight / h));
   }
 
@@ -435,7 +439,7 @@ export class Terminal {
     const tilde = { Insert: 2, Delete: 3, PageUp: 5, PageDown: 6, F5: 15, F6: 17, F7: 18, F8: 19, F9: 20, F10: 21, F11: 23, F12: 24 }[k];
     let s = null;
     if (e.shiftKey && (k === "PageUp" || k === "PageDown")) { this.scrollView(k === "PageUp" ? this.rows - 1 : 1 - this.rows); e.preventDefault(); return; }
-    if (e.ctrlKey && e.shiftKey && (k === "C" || k === "V")) return; // copy, paste
+    if (e.ctrlKey && e.shiftKey && k === "V") return; // the browser's paste
     if (arrow) s = mod > 1 ? `\x1b[1;${mod}${arrow}` : (app ? "\x1bO" : "\x1b[") + arrow;
     else if (tilde) s = mod > 1 ? `\x1b[${tilde};${mod}~` : `\x1b[${tilde}~`;
     else if (/^F[1-4]$/.test(k)) s = "\x1bO" + "PQRS"[k[1] - 1];
