@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -71,11 +70,26 @@ func TestConsoleFullScreenInRealBrowser(t *testing.T) {
 	p.do("quit top", chromedp.Focus(chromedp.CSS(in), chromedp.NodeReady), insertText("q"))
 	p.typeInto(in, "echo back=$((3*3))")
 	p.do("see the prompt after top", row("back=9"))
-	// busybox top draws on the normal screen (no alternate screen): what
-	// it leaves is its last frame, above the new prompt.
-	if got := p.text("#console .term-grid"); !strings.Contains(got, "PID") {
-		t.Errorf("the screen after top lacks its last frame:\n%s", got)
+	// busybox top draws on the normal screen (no alternate screen), and
+	// the terminal kept its width through the page's redraws: every row
+	// is as wide as at the start.
+	if got := eval[[]int](p, "read row widths", `[...new Set([...document.querySelectorAll(".term-grid > div")].map((d) => d.textContent.length))]`); len(got) != 1 || got[0] < 100 {
+		t.Errorf("the terminal's rows are %v columns wide; want one width, over 100", got)
 	}
+	// Colours, in both themes: a red run is class f1, themed by style.css.
+	p.typeInto(in, `printf '\033[31mred\033[0m \033[1;32mbold-green\033[0m \033[7minverse\033[0m \033[38;5;208morange\033[0m\n'`)
+	p.do("see coloured text", chromedp.WaitVisible(chromedp.Search(`//div[@class="term-grid"]/div/span[@class="f1" and text()="red"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//div[@class="term-grid"]/div/span[@class="tb f2" and text()="bold-green"]`)))
+	colour := func() string {
+		return eval[string](p, "read the red run's colour", `getComputedStyle([...document.querySelectorAll(".term-grid span.f1")].pop()).color`)
+	}
+	light := colour()
+	p.colorScheme("dark")
+	if dark := colour(); dark == light {
+		t.Errorf("red is %s in both themes; want each theme's own", dark)
+	}
+	p.screenshot("console-dark")
+	p.colorScheme("light")
 	p.screenshot("console-after")
 	p.typeInto(in, "exit")
 	p.do("see the shell end", chromedp.WaitVisible(chromedp.Search(`//span[@id="console-status" and text()="The shell exited."]`)))

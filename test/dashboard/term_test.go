@@ -166,7 +166,9 @@ func TestTerminalInRealBrowser(t *testing.T) {
 		const key = (key, o = {}) => t.input.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true, ...o }));
 		t.sent.length = 0;
 		key("Enter"); key("Backspace"); key("ArrowUp"); t.write("\x1b[?1h"); key("ArrowUp"); key("c", { ctrlKey: true });
-		key("b", { altKey: true }); key("Delete"); key("PageUp"); key("F1"); key("Tab");
+		key("b", { altKey: true }); key("Delete"); key("PageUp"); key("F1");
+		key("@", { ctrlKey: true, altKey: true, modifierAltGraph: true }); // AltGr+Q on a German keyboard: text, not ^@
+		key("Tab");
 		r.keys = t.sent.slice();
 		// The wheel scrolls back through lines gone off the top; typing
 		// returns to the bottom.

@@ -376,10 +376,14 @@ export class Terminal {
     on(this.input, "keydown", (e) => this.key(e));
     // A key sent on keydown must not come again as text (Enter's newline).
     on(this.input, "keyup", () => { this.keyed = false; });
-    on(this.input, "input", () => {
+    // IME text is sent when its composition ends.
+    const text = (e) => {
+      if (e.isComposing) return;
       if (this.input.value && !this.keyed) this.send(this.input.value);
       this.input.value = "";
-    });
+    };
+    on(this.input, "input", text);
+    on(this.input, "compositionend", text);
     on(this.input, "paste", (e) => {
       e.preventDefault();
       const t = e.clipboardData.getData("text/plain").replace(/\r?\n/g, "\r");
@@ -447,6 +451,7 @@ export class Terminal {
     else if (k === "Backspace") s = e.ctrlKey ? "\b" : "\x7f";
     else if (k === "Tab") s = e.shiftKey ? "\x1b[Z" : "\t";
     else if (k === "Escape") s = "\x1b";
+    else if (e.getModifierState("AltGraph")) return; // a layout's third level: text
     else if (e.ctrlKey && !e.metaKey && k.length === 1) {
       const c = k.toUpperCase().charCodeAt(0);
       if (c >= 64 && c <= 95) s = String.fromCharCode(c - 64);
