@@ -24,7 +24,7 @@ const GFX = { "`": "◆", a: "▒", j: "┘", k: "┐", l: "┌", m: "└", n: "
 const num = (v) => Math.min(parseInt(v, 10) || 0, 65535);
 
 function blank(cols, a = PLAIN) {
-  return { c: Array(cols).fill(" "), a: Array(cols).fill(a), v: 0 };
+  return { c: Array(cols).fill(" "), a: Array(cols).fill(a), v: 0, w: false };
 }
 
 // c256 is the CSS colour of xterm palette entry n (16–255).
@@ -44,6 +44,7 @@ export class Terminal {
     this.rows = opts.rows || 24;
     this.dec = new TextDecoder();
     this.sb = [];
+    this.spare = [];
     this.view = 0; // lines scrolled back
     this.reset();
   }
@@ -69,7 +70,13 @@ export class Terminal {
   // write feeds output bytes (Uint8Array, split anywhere) or a string.
   write(data) {
     const s = typeof data === "string" ? data : this.dec.decode(data, { stream: true });
-    for (const ch of s) this.feed(ch);
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      // Printable ASCII on the ground state, the bulk of output, skips feed.
+      if (this.st === 0 && c >= 0x20 && c < 0x7f && !this.gfx) this.print(s[i]);
+      else if (c >= 0xd800 && c < 0xdc00 && i + 1 < s.length) this.feed(s[i] + s[++i]);
+      else this.feed(s[i]);
+    }
     this.dirty();
   }
 
@@ -158,21 +165,32 @@ export class Terminal {
   // ea is the attr erased cells get: the current background only.
   ea() { return this.a.bg === -1 ? PLAIN : attr(-1, this.a.bg, 0); }
 
+  // fresh is a blank line, recycled from lines dropped off the scrollback
+  // or the screen (streaming output then allocates nothing).
+  fresh() {
+    const l = this.spare.pop(), a = this.ea();
+    if (!l || l.c.length !== this.cols) return blank(this.cols, a);
+    l.c.fill(" "); l.a.fill(a); l.v++; l.w = false;
+    return l;
+  }
+  drop(l) { if (this.spare.length < 64) this.spare.push(l); }
+  blanks(n) { return Array.from({ length: n }, () => this.fresh()); }
+
   scrollUp(n, top = this.top) {
     n = Math.min(n, this.bot - top + 1);
     const gone = this.lines.splice(top, n);
-    this.lines.splice(this.bot - n + 1, 0, ...Array.from({ length: n }, () => blank(this.cols, this.ea())));
+    this.lines.splice(this.bot - n + 1, 0, ...this.blanks(n));
     if (!this.inAlt && top === 0) {
-      this.sb.push(...gone);
-      if (this.sb.length > SB_MAX) this.sb.splice(0, this.sb.length - SB_MAX);
+      for (const l of gone) this.sb.push(l);
+      while (this.sb.length > SB_MAX) this.drop(this.sb.shift()); // O(1) in V8: left-trimmed in place
       if (this.view) this.view = Math.min(this.view + n, this.sb.length);
-    }
+    } else gone.forEach((l) => this.drop(l));
   }
 
   scrollDown(n, top = this.top) {
     n = Math.min(n, this.bot - top + 1);
-    this.lines.splice(this.bot - n + 1, n);
-    this.lines.splice(top, 0, ...Array.from({ length: n }, () => blank(this.cols, this.ea())));
+    this.lines.splice(this.bot - n + 1, n).forEach((l) => this.drop(l));
+    this.lines.splice(top, 0, ...this.blanks(n));
   }
 
   erase(l, from, to) {
@@ -245,7 +263,7 @@ export class Terminal {
       case "M": if (inRegion) { this.scrollUp(n, this.y); this.x = 0; } break;
       case "S": this.scrollUp(n); break;
       case "T": if (ps.length === 1) this.scrollDown(n); break;
-      case "m": this.sgr(this.p.split(";")); break;
+      case "m": this.sgr(ps, this.p.includes(":") ? this.p.split(";") : null); break;
       case "r": {
         const t = (ps[0] || 1) - 1, b = (ps[1] || this.rows) - 1;
         if (t < b && b < this.rows) { this.top = t; this.bot = b; this.go(0, 0); }
@@ -286,13 +304,12 @@ export class Terminal {
     }
   }
 
-  // sgr takes the raw parameters: 38/48 colours come as 38;5;n or
-  // 38;2;r;g;b, or with colons (38:5:n, 38:2:[space]:r:g:b).
-  sgr(raw) {
+  // sgr: 38/48 colours come as 38;5;n or 38;2;r;g;b, or with colons
+  // (38:5:n, 38:2:[space]:r:g:b), which raw (the groups) then holds.
+  sgr(ps, raw) {
     let { fg, bg, fl } = this.a;
-    const ps = raw.map((v) => num(v.split(":")[0]));
     for (let i = 0; i < ps.length; i++) {
-      const p = ps[i], sub = raw[i].split(":").map(num);
+      const p = ps[i], sub = raw ? raw[i].split(":").map(num) : [];
       if (p === 0) { fg = bg = -1; fl = 0; }
       else if (p >= 1 && p <= 9) fl |= [0, 1, 2, 4, 8, 0, 0, 16, 64, 32][p];
       else if (p === 21) fl |= 8;
