@@ -76,12 +76,13 @@ func TestConsoleFullScreenInRealBrowser(t *testing.T) {
 	if got := eval[[]int](p, "read row widths", `[...new Set([...document.querySelectorAll(".term-grid > div")].map((d) => d.textContent.length))]`); len(got) != 1 || got[0] < 100 {
 		t.Errorf("the terminal's rows are %v columns wide; want one width, over 100", got)
 	}
-	// Colours, in both themes: a red run is class f1, themed by style.css.
+	// Colours, in both themes: a red run is ANSI colour 1, a CSS variable
+	// of each theme.
 	p.typeInto(in, `printf '\033[31mred\033[0m \033[1;32mbold-green\033[0m \033[7minverse\033[0m \033[38;5;208morange\033[0m\n'`)
-	p.do("see coloured text", chromedp.WaitVisible(chromedp.Search(`//div[@class="term-grid"]/div/span[@class="f1" and text()="red"]`)),
-		chromedp.WaitVisible(chromedp.Search(`//div[@class="term-grid"]/div/span[@class="tb f2" and text()="bold-green"]`)))
+	p.do("see coloured text", chromedp.WaitVisible(chromedp.Search(`//div[@class="term-grid"]/div/span[@style="color: var(--t1);" and text()="red"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//div[@class="term-grid"]/div/span[@class="tb" and @style="color: var(--t2);" and text()="bold-green"]`)))
 	colour := func() string {
-		return eval[string](p, "read the red run's colour", `getComputedStyle([...document.querySelectorAll(".term-grid span.f1")].pop()).color`)
+		return eval[string](p, "read the red run's colour", `getComputedStyle([...document.querySelectorAll(".term-grid span[style='color: var(--t1);']")].pop()).color`)
 	}
 	light := colour()
 	p.colorScheme("dark")

@@ -524,8 +524,9 @@ export class Terminal {
     d.replaceChildren(...parts);
   }
 
-  // paint styles a run: 16 colours are classes (themed in style.css),
-  // the others are set through the CSSOM (which the page's CSP allows).
+  // paint styles a run. Colours are set through the CSSOM (which the
+  // page's CSP allows); the 16 ANSI colours and the defaults are the
+  // theme's CSS variables (--t0…--t15, --term-fg, --term-bg).
   paint(s, a, cursor) {
     let { fg, bg } = a;
     const cls = [];
@@ -537,15 +538,12 @@ export class Terminal {
     if (a.fl & 64) cls.push("th");
     if (!(a.fl & 16) !== !cursor) {
       [fg, bg] = [bg, fg];
-      if (fg === -1) fg = "bg";
-      if (bg === -1) bg = "fg";
+      if (fg === -1) fg = "var(--term-bg)";
+      if (bg === -1) bg = "var(--term-fg)";
     }
-    for (const [c, p, prop] of [[fg, "f", "color"], [bg, "g", "backgroundColor"]]) {
-      if (c === -1) continue;
-      if (typeof c === "number" && c < 16) cls.push(p + c);
-      else if (c === "fg" || c === "bg") cls.push(p + c);
-      else s.style[prop] = typeof c === "number" ? c256(c) : c;
-    }
+    const css = (c) => (typeof c === "string" ? c : c < 16 ? `var(--t${c})` : c256(c));
+    if (fg !== -1) s.style.color = css(fg);
+    if (bg !== -1) s.style.background = css(bg);
     if (cursor) cls.push("tc");
     s.className = cls.join(" ");
   }
