@@ -162,7 +162,8 @@ func TestTerminalInRealBrowser(t *testing.T) {
 		t.render();
 		const row = box.querySelector(".term-grid > div");
 		r.dom = [t.cols > 20, t.rows > 10, row.textContent.trimEnd(), row.firstChild.style.color, box.querySelector(".tc").style.background, box.querySelector(".tc") !== null,
-			box.querySelector(".term-grid").getAttribute("role"), box.querySelector("textarea").getAttribute("aria-label")];
+			box.querySelector(".term-grid").getAttribute("role"),
+			box.querySelector(".term-grid > div:last-child").getBoundingClientRect().bottom <= t.el.getBoundingClientRect().bottom, box.querySelector("textarea").getAttribute("aria-label")];
 		const key = (key, o = {}) => t.input.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true, ...o }));
 		t.sent.length = 0;
 		key("Enter"); key("Backspace"); key("ArrowUp"); t.write("\x1b[?1h"); key("ArrowUp"); key("c", { ctrlKey: true });
@@ -250,7 +251,7 @@ func TestTerminalInRealBrowser(t *testing.T) {
 		"alt47":      lines("$ vi f", "", "", ""),
 		"scrollback": []any{float64(1000), "l1097", "l98"},
 		"resize":     []any{lines("c", "d"), xy(1, 1), []any{float64(6), float64(2)}, []any{"a", "b"}},
-		"dom":        []any{true, true, "red plain", "var(--t1)", "var(--term-fg)", true, "log", "Terminal input"},
+		"dom":        []any{true, true, "red plain", "var(--t1)", "var(--term-fg)", true, "log", true, "Terminal input"},
 		"wheel":      []any{"line 10", false, "line 5", true, true},
 		"detached":   []any{true, true, "line 10"},
 		"keys":       []any{"\r", "\x7f", "\x1b[A", "\x1bOA", "\x03", "\x1bb", "\x1b[3~", "\x1b[5~", "\x1bOP", "\t"},

@@ -423,13 +423,14 @@ export class Terminal {
   // An element out of the page (a view being redrawn) measures 0: skip.
   fit() {
     if (!this.el.clientWidth || !this.el.clientHeight) return;
-    const probe = document.createElement("span");
+    // A row's height is the line box (a block), a cell's width a glyph's.
+    const row = document.createElement("div"), probe = document.createElement("span");
     probe.textContent = "M".repeat(10);
-    this.grid.append(probe);
-    const r = probe.getBoundingClientRect();
-    probe.remove();
-    if (!r.width || !r.height) return;
-    const w = r.width / 10, h = r.height;
+    row.append(probe);
+    this.grid.append(row);
+    const w = probe.getBoundingClientRect().width / 10, h = row.getBoundingClientRect().height;
+    row.remove();
+    if (!w || !h) return;
     this.resize(Math.floor(this.el.clientWidth / w), Math.floor(this.el.clientHeight / h));
   }
 
