@@ -152,6 +152,27 @@ func TestTerminalInRealBrowser(t *testing.T) {
 		t.resize(6, 2);
 		r.resize = [lines(t), cur(t), sized, t.sb.map((l) => l.c.join("").trim())];
 
+		// Random bytes (a fixed seed; escape-heavy) with resizes between
+		// chunks: nothing throws, the cursor and every line stay in bounds,
+		// and after CAN the parser is on the ground state again.
+		t = mk(20, 6);
+		let seed = 42;
+		const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+		const alphabet = "\x1b\x1b\x1b[[[;;;?0123456789HJKLMPSTXdfhlmnrsu@ABCDEFG\x07\x08\n\r\t]\\P78DEM(0Bé€😀 a";
+		let bad = 0;
+		for (let k = 0; k < 400; k++) {
+			let chunk = "";
+			for (let i = 0; i < 500; i++) chunk += alphabet[rnd(alphabet.length)];
+			const bytes = new TextEncoder().encode(chunk);
+			t.write(bytes.subarray(rnd(3))); // start mid-character now and then
+			if (k % 50 === 0) t.resize(5 + rnd(40), 2 + rnd(20));
+			const ok = t.x >= 0 && t.x < t.cols && t.y >= 0 && t.y < t.rows && t.lines.length === t.rows &&
+				t.lines.every((l) => l.c.length === t.cols && l.a.length === t.cols) && t.top <= t.bot && t.bot < t.rows;
+			if (!ok) bad++;
+		}
+		t.write("\x18\x1b[?1049l\x1b[0m\x1b[r\x1b[H\x1b[2Jok");
+		r.random = [bad, t.lineText(0)];
+
 		// The view: open in the page, render, type through the keyboard.
 		const box = document.createElement("div");
 		box.className = "console";
@@ -254,6 +275,7 @@ func TestTerminalInRealBrowser(t *testing.T) {
 		"dom":        []any{true, true, "red plain", "var(--t1)", "var(--term-fg)", true, "log", true, "Terminal input"},
 		"wheel":      []any{"line 10", false, "line 5", true, true},
 		"detached":   []any{true, true, "line 10"},
+		"random":     []any{float64(0), "ok"},
 		"keys":       []any{"\r", "\x7f", "\x1b[A", "\x1bOA", "\x03", "\x1bb", "\x1b[3~", "\x1b[5~", "\x1bOP", "\t"},
 	}
 	for k, w := range want {
