@@ -190,9 +190,8 @@ func TestHashChangesWithAnyAsset(t *testing.T) {
 }
 
 // TestDashboardSize holds the budget: the whole dashboard under
-// 150 KB uncompressed — skiff's own files; the vendored terminal
-// (static/vendor/, loaded only when a console opens) is held by
-// TestPageWeight.
+// 150 KB uncompressed — skiff's own files (static/vendor/, if a
+// vendored file ever comes back, is held by TestPageWeight).
 func TestDashboardSize(t *testing.T) {
 	total := 0
 	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
@@ -213,7 +212,7 @@ func TestDashboardSize(t *testing.T) {
 }
 
 // TestPageWeight keeps everything the dashboard may load (the page, its
-// scripts and styles, the vendored terminal) under 400 KB.
+// scripts and styles, the terminal) under 400 KB.
 func TestPageWeight(t *testing.T) {
 	const limit = 400 << 10
 	total := 0

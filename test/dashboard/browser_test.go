@@ -390,12 +390,12 @@ func TestDashboardInRealBrowser(t *testing.T) {
 	// The console: a shell over the exec WebSocket, typed into.
 	startStandInAgent(t, info, "edge-1", "web-1")
 	p.click("#console-start")
-	p.do("see the shell connect", chromedp.WaitVisible(chromedp.CSS("#console .xterm-rows")),
+	p.do("see the shell connect", chromedp.WaitVisible(chromedp.CSS("#console .term-grid")),
 		chromedp.WaitVisible(chromedp.Search(`//span[@id="console-status" and starts-with(text(), "Connected")]`)))
-	p.typeInto("#console textarea.xterm-helper-textarea", "echo answer=$((6*7))")
-	p.do("see its answer", chromedp.WaitVisible(chromedp.Search(`//div[contains(@class,"xterm-rows")]/div[contains(., "answer=42")]`)))
+	p.typeInto("#console textarea.term-input", "echo answer=$((6*7))")
+	p.do("see its answer", chromedp.WaitVisible(chromedp.Search(`//div[@class="term-grid"]/div[contains(., "answer=42")]`)))
 	p.screenshot("05-pod")
-	p.typeInto("#console textarea.xterm-helper-textarea", "exit")
+	p.typeInto("#console textarea.term-input", "exit")
 	p.do("see the shell end", chromedp.WaitVisible(chromedp.Search(`//span[@id="console-status" and text()="The shell exited."]`)))
 
 	// Create a pod from pasted YAML.

@@ -120,7 +120,7 @@ func openPTY() (master, slave *os.File, err error) {
 
 // typeInto focuses sel and types line, then Enter, as a keyboard does:
 // the text arrives as one input event (CDP's insertText; a keyDown per
-// character would also fire keypress, which xterm counts twice) and the
+// character would also fire keypress, which a terminal would count twice) and the
 // Enter as a key press.
 func (p *page) typeInto(sel, line string) {
 	p.t.Helper()

@@ -1,30 +1,16 @@
 // console.js — an interactive shell in a pod's container, over the exec
 // WebSocket (Kubernetes' v5.channel.k8s.io channel protocol: each binary
 // message is a channel byte, then data; 0 stdin, 1 stdout, 2 stderr, 3
-// the exit Status, 4 the terminal size). The terminal is xterm.js 5.5,
-// vendored under vendor/ and loaded on first use. Browsers cannot put
+// the exit Status, 4 the terminal size). The terminal is term.js, our
+// own small emulator. Browsers cannot put
 // headers on a WebSocket, so the token travels as a subprotocol
 // (base64url.bearer.authorization.k8s.io.…, as Kubernetes reads it):
 // never in the URL.
 import { h } from "./dom.js";
 import * as api from "./api.js";
+import { Terminal } from "./term.js";
 
 const CH_STDIN = 0, CH_STDOUT = 1, CH_STDERR = 2, CH_STATUS = 3, CH_RESIZE = 4;
-
-let xterm = null;
-// loadXterm adds the vendored stylesheet and script once; it resolves to
-// the Terminal class.
-function loadXterm() {
-  if (xterm) return xterm;
-  xterm = new Promise((resolve, reject) => {
-    document.head.append(h("link", { rel: "stylesheet", href: new URL("./vendor/xterm.css", import.meta.url).href }));
-    const script = h("script", { src: new URL("./vendor/xterm.js", import.meta.url).href });
-    script.addEventListener("load", () => resolve(globalThis.Terminal));
-    script.addEventListener("error", () => { xterm = null; reject(new Error("could not load the terminal")); });
-    document.head.append(script);
-  });
-  return xterm;
-}
 
 function b64url(s) {
   const bytes = new TextEncoder().encode(s);
@@ -33,23 +19,12 @@ function b64url(s) {
   return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-// size is how many character cells fit the box, from a measured glyph.
-function size(box) {
-  const probe = h("span", { class: "console-probe" }, "M".repeat(20));
-  box.append(probe);
-  const w = probe.getBoundingClientRect().width / 20 || 8, lh = probe.getBoundingClientRect().height || 17;
-  probe.remove();
-  return { cols: Math.max(20, Math.floor((box.clientWidth - 16) / w)), rows: Math.max(8, Math.floor(384 / Math.max(lh, 17))) };
-}
-
 // session opens a shell in container and wires it to a terminal in box.
 // It returns a close function; onEnd runs once when the session ends.
 async function session(ns, name, container, box, say, onEnd) {
-  const Terminal = await loadXterm();
   box.textContent = "";
-  const { cols, rows } = size(box);
-  const term = new Terminal({ cols, rows, cursorBlink: true, fontSize: 13, lineHeight: 1, scrollback: 2000,
-    fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' });
+  let resize = () => {}, input = () => {};
+  const term = new Terminal({ onData: (d) => input(d), onResize: () => resize() });
   term.open(box);
   const q = new URLSearchParams({ container, stdin: "true", stdout: "true", tty: "true" });
   for (const c of ["sh", "-c", "command -v bash >/dev/null 2>&1 && exec bash || exec sh"]) q.append("command", c);
@@ -65,8 +40,8 @@ async function session(ns, name, container, box, say, onEnd) {
     m.set(bytes, 1);
     ws.send(m);
   };
-  const resize = () => send(CH_RESIZE, enc.encode(JSON.stringify({ Width: term.cols, Height: term.rows })));
-  const subs = [term.onData((d) => send(CH_STDIN, enc.encode(d))), term.onResize(resize)];
+  resize = () => send(CH_RESIZE, enc.encode(JSON.stringify({ Width: term.cols, Height: term.rows })));
+  input = (d) => send(CH_STDIN, enc.encode(d));
   let status = null, ended = false;
   ws.addEventListener("open", () => { say(`Connected to ${container}.`); resize(); term.focus(); });
   ws.addEventListener("message", (ev) => {
@@ -80,8 +55,7 @@ async function session(ns, name, container, box, say, onEnd) {
   ws.addEventListener("close", () => {
     if (ended) return;
     ended = true;
-    subs.forEach((s) => s.dispose());
-    term.options.cursorBlink = false;
+    term.dispose();
     if (status) say(status.status === "Success" ? "The shell exited." : status.message || "The shell failed.");
     else say("Could not open a shell: the pod's node may be unreachable, or the container not running.", true);
     onEnd();
