@@ -68,7 +68,7 @@ func loadSettings(t *testing.T) settings {
 // comment) and samples their storage, memory and goroutines.
 func TestSoak(t *testing.T) {
 	cfg := loadSettings(t)
-	c := local.Start(t, local.Options{AgentArgs: []string{"--max-pods", "250"}})
+	c := local.Start(t, local.Options{AgentArgs: []string{"--max-pods", "250", "--log-level", "warn"}})
 	ctx := context.Background()
 	for _, name := range []string{"soak-a", "soak-b"} {
 		if err := c.Admin.DoJSON(ctx, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment(name, 2), nil); err != nil {
