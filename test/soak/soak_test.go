@@ -95,6 +95,9 @@ func TestSoak(t *testing.T) {
 		} else {
 			s.Created, s.Deleted = ch.counts()
 			samples = append(samples, s)
+			t.Logf("%6.0fs db %.1f MiB wal %.1f MiB rss server %.1f agent %.1f MiB goroutines server %d agent %d pods %d running %d created %d",
+				s.At.Seconds(), float64(s.DBBytes)/mib, float64(s.WALBytes)/mib, float64(s.ServerRSS)/mib, float64(s.AgentRSS)/mib,
+				s.ServerGoroutines, s.AgentGoroutines, s.Pods, s.Containers, s.Created)
 		}
 		select {
 		case <-runCtx.Done():
