@@ -78,6 +78,14 @@ func New(cfg Config) (*Manager, error) {
 		m.nodeIP = netip.MustParseAddr(cfg.NodeIP)
 	}
 	for uid, rec := range st.Pods {
+		// SetUpPod persists the address before it makes the links: an
+		// agent killed in between left an address and no (or half a)
+		// veth. Such a pod has no PodIP, so the kubelet sets it up again,
+		// with the same address.
+		if !vethUp(h, uid) {
+			m.log.Info("pod network: the set-up of a pod was cut short; it will be done again", "uid", uid, "ip", rec.IP)
+			continue
+		}
 		m.ips.Store(uid, rec.IP)
 	}
 	if st.PodCIDR != "" {

@@ -153,6 +153,9 @@ func (r *Runtime) ListPods(ctx context.Context) ([]runtime.PodStatus, error) {
 	}
 	for uid, cfg := range r.sandboxes {
 		sb := sandboxOf(cfg)
+		if r.cutShort[uid] {
+			sb = runtime.Sandbox{PodUID: uid}
+		}
 		get(uid, cfg.PodName, cfg.Namespace).Sandbox = &sb
 	}
 	for _, c := range r.containers {

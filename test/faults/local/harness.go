@@ -262,6 +262,12 @@ func (c *Cluster) StartAgent() {
 			c.agent.Stop(30 * time.Second)
 			if tb.Failed() {
 				tb.Logf("skiff agent output (tail):\n%s", tail(c.agent.Log(), 60))
+				if dir := os.Getenv("SKIFF_FAULTS_LOGDIR"); dir != "" {
+					p := filepath.Join(dir, c.NS+"-agent.log")
+					if err := os.WriteFile(p, []byte(c.agent.Log()), 0o644); err == nil {
+						tb.Logf("the agent's whole output is in %s", p)
+					}
+				}
 			}
 		})
 	}

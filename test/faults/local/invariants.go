@@ -2,14 +2,23 @@ package local
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	ctdclient "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+
+	"github.com/skiffhq/skiff/agent"
 	"github.com/skiffhq/skiff/agent/runtime"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
@@ -31,13 +40,86 @@ type State struct {
 	// Veths counts the pod veths in the agent's namespace (eth0, the
 	// link to the host, aside).
 	Veths int
-	// Restarts sums the restart counts of the running containers.
-	Restarts int
+	// IDs are the running containers' IDs by pod UID.
+	IDs map[string][]string
+	// NoVeth are the live pods (namespace/name) without a host veth.
+	NoVeth []string
+}
+
+// vethName is agent/network's host-side veth name of pod uid.
+func vethName(uid string) string {
+	sum := sha256.Sum256([]byte(uid))
+	return "skv" + hex.EncodeToString(sum[:])[:11]
+}
+
+// Containers reads the running containers and sandboxes only.
+func (c *Cluster) Containers(ctx context.Context) (*State, error) {
+	s := &State{Running: map[string]map[string]int{}, IDs: map[string][]string{}, Sandboxes: map[string]bool{}}
+	return s, c.readContainerd(ctx, s)
+}
+
+// readContainerd fills Running and Sandboxes, reading only: the
+// runtime's ListPods would reap exited tasks under the agent. Sandboxes
+// are the agent's sandbox records and netns files plus the pods of its
+// containers.
+func (c *Cluster) readContainerd(ctx context.Context, s *State) error {
+	cl, err := ctdclient.New(c.Containerd.Socket)
+	if err != nil {
+		return fmt.Errorf("containerd: %w", err)
+	}
+	defer cl.Close()
+	nctx := namespaces.WithNamespace(ctx, agent.Namespace)
+	cs, err := cl.Containers(nctx)
+	if err != nil {
+		return fmt.Errorf("list containers: %w", err)
+	}
+	for _, ct := range cs {
+		labels, err := ct.Labels(nctx)
+		if err != nil {
+			continue // removed meanwhile
+		}
+		uid := labels[runtime.LabelPodUID]
+		if uid == "" {
+			continue
+		}
+		s.Sandboxes[uid] = true
+		task, err := ct.Task(nctx, nil)
+		if err != nil {
+			continue // no task: created or reaped
+		}
+		st, err := task.Status(nctx)
+		if err != nil || st.Status != ctdclient.Running {
+			continue
+		}
+		name := labels[runtime.LabelContainerName]
+		if s.Running[uid] == nil {
+			s.Running[uid] = map[string]int{}
+		}
+		s.Running[uid][name]++
+		s.IDs[uid] = append(s.IDs[uid], ct.ID())
+	}
+	for _, dir := range []string{"sandboxes", "netns"} {
+		ents, err := os.ReadDir(filepath.Join(c.AgentDataDir, "agent", dir))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for _, e := range ents {
+			if uid, ok := strings.CutSuffix(e.Name(), ".json"); ok || dir == "netns" {
+				if dir == "netns" {
+					uid = e.Name()
+				}
+				if !strings.HasSuffix(uid, ".tmp") {
+					s.Sandboxes[uid] = true
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Snapshot reads the API, containerd, the cgroup tree and the namespace.
 func (c *Cluster) Snapshot(ctx context.Context) (*State, error) {
-	s := &State{Want: map[string]string{}, Running: map[string]map[string]int{}, Sandboxes: map[string]bool{}, Cgroups: map[string]bool{}}
+	s := &State{Want: map[string]string{}, Running: map[string]map[string]int{}, IDs: map[string][]string{}, Sandboxes: map[string]bool{}, Cgroups: map[string]bool{}}
 	pods, _ := api.LookupResource("pods")
 	objs, _, err := c.Admin.List(ctx, pods, "", client.ListOptions{})
 	if err != nil {
@@ -50,27 +132,8 @@ func (c *Cluster) Snapshot(ctx context.Context) (*State, error) {
 		}
 		s.Want[string(p.UID)] = p.Namespace + "/" + p.Name
 	}
-	rt, err := c.Runtime(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open containerd: %w", err)
-	}
-	defer rt.Close()
-	held, err := rt.ListPods(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list containerd pods: %w", err)
-	}
-	for _, p := range held {
-		s.Sandboxes[p.UID] = true
-		for _, ct := range p.Containers {
-			if ct.State != runtime.StateRunning {
-				continue
-			}
-			if s.Running[p.UID] == nil {
-				s.Running[p.UID] = map[string]int{}
-			}
-			s.Running[p.UID][ct.Name]++
-			s.Restarts += ct.RestartCount
-		}
+	if err := c.readContainerd(ctx, s); err != nil {
+		return nil, err
 	}
 	if s.Cgroups, err = podCgroups(c.CgroupRoot); err != nil {
 		return nil, err
@@ -79,11 +142,18 @@ func (c *Cluster) Snapshot(ctx context.Context) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ip link in %s: %w: %s", c.NS, err, out)
 	}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	links := string(out)
+	for _, l := range strings.Split(strings.TrimSpace(links), "\n") {
 		if l != "" && !strings.Contains(l, " eth0@") {
 			s.Veths++
 		}
 	}
+	for uid, name := range s.Want {
+		if !strings.Contains(links, " "+vethName(uid)+"@") {
+			s.NoVeth = append(s.NoVeth, name)
+		}
+	}
+	sort.Strings(s.NoVeth)
 	return s, nil
 }
 
@@ -140,6 +210,9 @@ func (s *State) Problems(allowMissing bool) []string {
 	if s.Veths != len(s.Want) {
 		out = append(out, fmt.Sprintf("%d pod veths for %d pods", s.Veths, len(s.Want)))
 	}
+	if len(s.NoVeth) > 0 {
+		out = append(out, fmt.Sprintf("pods without a veth: %v", s.NoVeth))
+	}
 	sort.Strings(out)
 	return out
 }
@@ -176,8 +249,25 @@ func (c *Cluster) CheckInvariants(d time.Duration) *State {
 			return last
 		}
 		if time.Now().After(deadline) {
-			c.T.Fatalf("invariants still broken after %v:\n%s", d, strings.Join(problems, "\n"))
+			c.T.Fatalf("invariants still broken after %v:\n%s%s", d, strings.Join(problems, "\n"), c.diagnose(last))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// diagnose describes the network of the pods without a veth.
+func (c *Cluster) diagnose(s *State) string {
+	if s == nil || len(s.NoVeth) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	state, _ := os.ReadFile(filepath.Join(c.AgentDataDir, "agent", "network", "state.json"))
+	for uid, name := range s.Want {
+		if !slices.Contains(s.NoVeth, name) {
+			continue
+		}
+		out, err := exec.Command("nsenter", "--net="+filepath.Join(c.AgentDataDir, "agent", "netns", uid), "ip", "-o", "addr").CombinedOutput()
+		fmt.Fprintf(&b, "\n%s (%s): in the network state: %v; its netns: %v\n%s", name, uid, strings.Contains(string(state), uid), err, out)
+	}
+	return b.String()
 }
