@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/skiffhq/skiff/api"
-	"github.com/skiffhq/skiff/api/client"
 )
 
 // TestAgentKilledDuringBurst kills the agent process with SIGKILL while
@@ -88,16 +85,7 @@ func killDuringBurst(t *testing.T, c *Cluster, prefix string, at trigger) {
 	c.WaitNodeReady(60 * time.Second)
 
 	// Every acknowledged create is a pod that runs.
-	pods, _ := api.LookupResource("pods")
-	Eventually(t, 120*time.Second, "the 20 pods Running", func() bool {
-		for _, name := range names {
-			obj, err := c.Admin.Get(ctx, pods, "default", name)
-			if err != nil || obj.(*api.Pod).Status.Phase != api.PodRunning {
-				return false
-			}
-		}
-		return true
-	})
+	waitRunning(t, c, names)
 	st := c.CheckInvariants(60 * time.Second)
 	if got := st.RunningCount(); got != n {
 		t.Errorf("%d containers run after the restart; want exactly %d", got, n)
@@ -116,31 +104,8 @@ func killDuringBurst(t *testing.T, c *Cluster, prefix string, at trigger) {
 	if len(replaced) > 0 {
 		t.Errorf("containers that ran at the kill were replaced after the restart:\n%v", replaced)
 	}
-	for _, name := range names {
-		obj, err := c.Admin.Get(ctx, pods, "default", name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, cs := range obj.(*api.Pod).Status.ContainerStatuses {
-			if cs.RestartCount != 0 {
-				t.Errorf("pod %s container %s restartCount %d after the agent's restart; want 0", name, cs.Name, cs.RestartCount)
-			}
-		}
-	}
-
-	// Clean up for the next round: delete, and nothing may be left.
-	for _, name := range names {
-		if err := c.Admin.Delete(ctx, pods, "default", name, client.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	Eventually(t, 120*time.Second, "the burst's pods gone", func() bool {
-		objs, _, err := c.Admin.List(ctx, pods, "default", client.ListOptions{})
-		return err == nil && len(objs) == 0
-	})
-	if st := c.CheckInvariants(60 * time.Second); st.RunningCount() != 0 {
-		t.Errorf("%d containers left after deleting every pod", st.RunningCount())
-	}
+	noRestarts(t, c, names, "the agent's restart")
+	deleteAndCheck(t, c, names)
 }
 
 // runningIDs maps each pod UID to its running container's ID.

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/testenv"
 )
 
@@ -45,4 +47,56 @@ func createPods(t *testing.T, c *Cluster, prefix string, n int) []string {
 		names = append(names, name)
 	}
 	return names
+}
+
+// waitRunning waits until every pod in names is Running.
+func waitRunning(t *testing.T, c *Cluster, names []string) {
+	t.Helper()
+	pods, _ := api.LookupResource("pods")
+	Eventually(t, 120*time.Second, fmt.Sprintf("the %d pods Running", len(names)), func() bool {
+		for _, name := range names {
+			obj, err := c.Admin.Get(context.Background(), pods, "default", name)
+			if err != nil || obj.(*api.Pod).Status.Phase != api.PodRunning {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// deleteAndCheck deletes the pods and requires that nothing of them is
+// left: no pod, container, cgroup or veth.
+func deleteAndCheck(t *testing.T, c *Cluster, names []string) {
+	t.Helper()
+	ctx := context.Background()
+	pods, _ := api.LookupResource("pods")
+	for _, name := range names {
+		if err := c.Admin.Delete(ctx, pods, "default", name, client.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Eventually(t, 120*time.Second, "the pods gone", func() bool {
+		objs, _, err := c.Admin.List(ctx, pods, "default", client.ListOptions{})
+		return err == nil && len(objs) == 0
+	})
+	if st := c.CheckInvariants(60 * time.Second); st.RunningCount() != 0 {
+		t.Errorf("%d containers left after deleting every pod", st.RunningCount())
+	}
+}
+
+// noRestarts requires restartCount 0 in every container of the pods.
+func noRestarts(t *testing.T, c *Cluster, names []string, after string) {
+	t.Helper()
+	pods, _ := api.LookupResource("pods")
+	for _, name := range names {
+		obj, err := c.Admin.Get(context.Background(), pods, "default", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cs := range obj.(*api.Pod).Status.ContainerStatuses {
+			if cs.RestartCount != 0 {
+				t.Errorf("pod %s container %s restartCount %d after %s; want 0", name, cs.Name, cs.RestartCount, after)
+			}
+		}
+	}
 }
