@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -300,5 +301,47 @@ func TestPodNetworkSetUpCutShortRealNetns(t *testing.T) {
 	}
 	if again := run(t, "ip", "-n", nsName(h.ns), "-o", "link", "show", vethName("uid-done")); again != doneIndex {
 		t.Fatalf("the finished pod's veth changed over the restart:\n%s\n%s", doneIndex, again)
+	}
+}
+
+// TestPodNetworkTearDownWithFullDiskRealNetns: with the state file
+// unwritable (a full disk), TearDownPod still removes the pod's veth and
+// address and succeeds, since tearing pods down is what frees the disk;
+// Reconcile saves the state once it can.
+func TestPodNetworkTearDownWithFullDiskRealNetns(t *testing.T) {
+	requireTools(t)
+	h := newHost(t, "node-a", "192.168.251.1", "10.244.1.0/24")
+	h.m = newManager(t, h)
+	if err := h.m.SetPodCIDR(h.cidr); err != nil {
+		t.Fatal(err)
+	}
+	setUp(t, h, testPod("gone"))
+	_, keepIP := setUp(t, h, testPod("keep"))
+	// Writing ipam.json.tmp fails as it would on a full disk.
+	blocker := statePath(h.stateDir) + ".tmp"
+	if err := os.Mkdir(blocker, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.m.TearDownPod(context.Background(), "uid-gone"); err != nil {
+		t.Fatalf("TearDownPod with the state unwritable = %v; want it done all the same", err)
+	}
+	if linkExists(t, h.ns, vethName("uid-gone")) || h.m.PodIP("uid-gone") != "" {
+		t.Fatal("the torn-down pod kept its veth or address")
+	}
+	if err := h.m.Reconcile(context.Background(), []string{"uid-keep"}); err == nil {
+		t.Fatal("Reconcile succeeded while the state could not be saved")
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.m.Reconcile(context.Background(), []string{"uid-keep"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := loadState(h.stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Pods["uid-gone"]; ok || st.Pods["uid-keep"].IP != keepIP {
+		t.Fatalf("state on disk after Reconcile = %+v; want keep (%s) only", st.Pods, keepIP)
 	}
 }
