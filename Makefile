@@ -21,7 +21,7 @@ PKG_VERSION ?= $(shell scripts/pkg-version)
 PKG_ARCHES ?= amd64 arm64 arm7
 PKG_DIR ?= dist
 
-.PHONY: all build build-all test test-vm test-arm test-faults test-unit fuzz-smoke bench bench-datastores fleet lint run clean-run package clean deps
+.PHONY: all build build-all test test-vm test-arm test-faults test-unit fuzz-smoke bench bench-datastores fleet lint run clean-run package clean deps soak
 
 all: build
 
@@ -83,6 +83,17 @@ test-arm:
 # minutes). See docs/operations.md, "Fault suite".
 test-faults: deps
 	SKIFF_FAULTS_LONG=1 $(GO) test -count=1 -timeout 60m -v ./test/faults/...
+# soak churns 10 pod creates and deletes a second, with Deployments
+# scaling, against a real `skiff server` and `skiff agent` on a containerd
+# of its own, for DURATION, sampling DB and WAL size, RSS and goroutines
+# of both; it writes soak.csv and soak.png to SOAK_OUT and prints a
+# summary (docs/operations.md, "Soak"). SOAK_TIMEOUT must exceed
+# DURATION by 10 minutes.
+DURATION ?= 1h
+SOAK_OUT ?= soak-out
+SOAK_TIMEOUT ?= 3h
+soak:
+	SKIFF_SOAK_DURATION=$(DURATION) SKIFF_SOAK_OUT=$(abspath $(SOAK_OUT)) $(GO) test -count=1 -v -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) ./test/soak
 
 fuzz-smoke:
 	@set -e; for pkg in $$($(GO) list ./...); do \

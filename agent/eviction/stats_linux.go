@@ -64,6 +64,9 @@ type NodeStats struct {
 
 	mu   sync.Mutex
 	disk map[string]diskReading // by pod UID
+	// refAvail is the nodefs's available bytes when the readings were
+	// last dropped (staleOnChange).
+	refAvail int64
 }
 
 type diskReading struct {
@@ -117,6 +120,7 @@ func (n *NodeStats) Summary(ctx context.Context, pods []*api.Pod) (Summary, erro
 	if s.NodeFS, err = fsStats(ctx, n.cfg.DataDir); err != nil {
 		return Summary{}, err
 	}
+	n.staleOnChange(s.NodeFS)
 	if n.cfg.ImageFSDir == n.cfg.DataDir {
 		s.ImageFS = s.NodeFS
 	} else if s.ImageFS, err = fsStats(ctx, n.cfg.ImageFSDir); err != nil {
@@ -259,6 +263,20 @@ func (n *NodeStats) diskUsage(ctx context.Context, pod *api.Pod, now time.Time) 
 	n.disk[pod.UID] = diskReading{at: now, stats: st}
 	n.mu.Unlock()
 	return st
+}
+
+// staleOnChange drops every pod's disk reading when the node filesystem's
+// available space moved by more than 1 % of its capacity since the last
+// drop: a pod filling the disk fast must not be ranked on a reading from
+// before it wrote (up to DiskInterval old), or the eviction picks the
+// wrong pod. A quiet disk keeps the readings for their DiskInterval.
+func (n *NodeStats) staleOnChange(fs FsStats) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if d := fs.Available - n.refAvail; d > fs.Capacity/100 || -d > fs.Capacity/100 {
+		clear(n.disk)
+		n.refAvail = fs.Available
+	}
 }
 
 // forget drops the disk readings of pods no longer listed.

@@ -111,3 +111,30 @@ func TestSummaryAndPodDetailsV2Fake(t *testing.T) {
 		t.Errorf("PodDetails network = %+v; want nil (no process in the fake cgroup)", d["uid1"].Network)
 	}
 }
+
+// TestDiskReadingsDroppedWhenTheDiskMoves: the cached per-pod disk
+// readings (up to DiskInterval old) are dropped once the node
+// filesystem's free space moved by more than 1 % of its size, so a pod
+// that just filled the disk is ranked on what it wrote.
+func TestDiskReadingsDroppedWhenTheDiskMoves(t *testing.T) {
+	n := &NodeStats{disk: map[string]diskReading{}}
+	fill := func() { n.disk["uid1"] = diskReading{stats: PodStats{Inodes: 1}} }
+	steps := []struct {
+		avail int64
+		kept  bool
+	}{
+		{500_000, false}, // the first reading sets the reference
+		{495_000, true},  // 0.5 % of 1,000,000: kept
+		{491_000, true},  // 0.9 % from the reference: kept
+		{489_000, false}, // 1.1 %: dropped
+		{489_500, true},
+		{500_000, false}, // freed 1.05 %: dropped too
+	}
+	for i, s := range steps {
+		fill()
+		n.staleOnChange(FsStats{Capacity: 1_000_000, Available: s.avail})
+		if _, ok := n.disk["uid1"]; ok != s.kept {
+			t.Fatalf("step %d (available %d): reading kept = %v; want %v", i, s.avail, ok, s.kept)
+		}
+	}
+}

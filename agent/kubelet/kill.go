@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/agent/runtime"
+	"github.com/skiffhq/skiff/agent/volumes"
 	"github.com/skiffhq/skiff/api"
 )
 
@@ -85,6 +86,15 @@ func (k *Kubelet) killPod(ctx context.Context, pod *api.Pod, override *int64, ke
 			st.Phase, st.Reason, st.Message = api.PodFailed, ev.Reason, ev.Message
 		}
 		k.sendStatus(pod, st)
+	}
+	if !orphan {
+		// Nothing of the pod runs or will run again: its volumes go now
+		// (the kubelet's SyncTerminatedPod does the same), so a pod
+		// evicted for filling the disk frees it. A finished pod's exited
+		// containers and logs stay until it is deleted.
+		if err := k.volumes.Cleanup(volumes.PodDir(k.cfg.PodsDir, pod)); err != nil {
+			return err
+		}
 	}
 	if keep {
 		return nil

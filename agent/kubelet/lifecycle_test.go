@@ -10,6 +10,7 @@ import (
 	"github.com/skiffhq/skiff/agent/config"
 	"github.com/skiffhq/skiff/agent/runtime"
 	"github.com/skiffhq/skiff/agent/runtime/fake"
+	"github.com/skiffhq/skiff/agent/volumes"
 	"github.com/skiffhq/skiff/api"
 )
 
@@ -239,5 +240,33 @@ func TestPodsSnapshotAndKillPod(t *testing.T) {
 		if c.Method == fake.MethodStopContainer && c.Grace != 5*time.Second {
 			t.Errorf("StopContainer grace = %v; want 5s from KillPod", c.Grace)
 		}
+	}
+}
+
+// TestFinishedPodLosesItsVolumes: once a pod finished (here it exits
+// with restartPolicy Never), its emptyDir goes at once, as the kubelet's
+// SyncTerminatedPod tears volumes down, so a pod evicted for filling the
+// disk frees it; the pod directory (logs) stays until the pod is deleted.
+func TestFinishedPodLosesItsVolumes(t *testing.T) {
+	h := newHarness(t)
+	pod := mkPod("u1", "app")
+	pod.Spec.RestartPolicy = api.RestartPolicyNever
+	pod.Spec.Volumes = []api.Volume{{Name: "scratch", VolumeSource: api.VolumeSource{EmptyDir: &api.EmptyDirVolumeSource{}}}}
+	h.send(config.ADD, pod)
+	h.settle()
+	empty := filepath.Join(volumes.PodDir(h.dir, pod), "volumes", "empty-dir", "scratch")
+	if err := os.WriteFile(filepath.Join(empty, "fill"), make([]byte, 4096), 0o600); err != nil {
+		t.Fatalf("write into the emptyDir: %v", err)
+	}
+	h.exit("u1", "app", 0)
+	h.settle()
+	if st := h.status.get("u1"); st.Phase != api.PodSucceeded {
+		t.Fatalf("phase = %s; want Succeeded", st.Phase)
+	}
+	if _, err := os.Stat(empty); !os.IsNotExist(err) {
+		t.Fatalf("the finished pod's emptyDir is still there (%v)", err)
+	}
+	if _, err := os.Stat(volumes.PodDir(h.dir, pod)); err != nil {
+		t.Fatalf("the finished pod's directory went with its volumes: %v", err)
 	}
 }

@@ -248,3 +248,42 @@ func TestReadinessDrivesReadyAndLivenessRestarts(t *testing.T) {
 		t.Fatalf("status = %+v; want restartCount 1 with the killed instance as lastState", cs)
 	}
 }
+
+// TestSandboxCutShortIsCompleted: an agent killed inside CreateSandbox
+// leaves a sandbox record without cgroup or network namespace. The next
+// agent must finish the sandbox and set up its network before any
+// container starts, never start one in the half-made sandbox (it would
+// run outside the pod's cgroup, in a network namespace of its own with
+// no network).
+func TestSandboxCutShortIsCompleted(t *testing.T) {
+	net := &fakeNetwork{ips: map[string]string{}}
+	h := newHarnessWith(t, func(c *Config) { c.Network, c.PodIP = net, nil })
+	net.rt = h.rt
+	pod := mkPod("u1", "app")
+	h.rt.CutSandboxShort(sandboxConfig(pod))
+	net.mu.Lock()
+	net.ips["u1"] = "10.42.0.7" // its address was persisted, the veth never made
+	net.mu.Unlock()
+	h.send(config.ADD, pod)
+	h.settle()
+	if n := h.rt.CallCount(fake.MethodCreateSandbox, "u1"); n != 1 {
+		t.Fatalf("CreateSandbox called %d times for the cut-short sandbox; want 1", n)
+	}
+	setUps, _, _ := net.snapshot()
+	if len(setUps) != 1 || setUps[0] != "u1 /run/netns/skiff-u1" {
+		t.Fatalf("SetUpPod calls = %q; want one, in the completed sandbox's netns", setUps)
+	}
+	c, ok := h.newest("u1", "app")
+	if !ok {
+		t.Fatal("container not started once the sandbox was complete")
+	}
+	_, cfg, _ := h.rt.Container(c.ID)
+	if cfg.Sandbox.CgroupParent == "" || cfg.Sandbox.NetNSPath != "/run/netns/skiff-u1" {
+		t.Fatalf("container started in sandbox %+v; want the completed one", cfg.Sandbox)
+	}
+	// A complete sandbox is left alone at the next syncs.
+	h.advance(30 * time.Second)
+	if n := h.rt.CallCount(fake.MethodCreateSandbox, "u1"); n != 1 {
+		t.Fatalf("CreateSandbox called %d times; want it left alone once complete", n)
+	}
+}

@@ -51,7 +51,17 @@ func (k *Kubelet) syncPod(ctx context.Context, pod *api.Pod) (syncResult, error)
 	acts := computePodActions(pod, rs)
 	acted := false
 	var sandbox runtime.Sandbox
-	if acts.createSandbox {
+	newSandbox := acts.createSandbox
+	if !newSandbox && !sandboxComplete(pod, *rs.Sandbox) {
+		// An agent killed inside CreateSandbox left a record without a
+		// cgroup or network namespace: containers started in it would
+		// run outside the pod's cgroup, or in a namespace of their own
+		// with no network. CreateSandbox finishes it; its network is set
+		// up anew.
+		k.log.Info("completing a sandbox whose creation was cut short", "pod", podRef(pod))
+		newSandbox = true
+	}
+	if newSandbox {
 		acted = true
 		if sandbox, err = k.rt.CreateSandbox(ctx, sandboxConfig(pod)); err != nil {
 			return syncResult{}, fmt.Errorf("create sandbox: %w", err)
@@ -59,7 +69,7 @@ func (k *Kubelet) syncPod(ctx context.Context, pod *api.Pod) (syncResult, error)
 	} else {
 		sandbox = *rs.Sandbox
 	}
-	if err := k.setUpNetwork(ctx, pod, sandbox, acts.createSandbox); err != nil {
+	if err := k.setUpNetwork(ctx, pod, sandbox, newSandbox); err != nil {
 		return syncResult{}, err
 	}
 	grace := gracePeriod(pod, nil)
@@ -321,3 +331,9 @@ func (k *Kubelet) clearReason(uid, key string) {
 }
 
 func podRef(pod *api.Pod) string { return pod.Namespace + "/" + pod.Name }
+
+// sandboxComplete reports whether sb has everything CreateSandbox makes:
+// the pod's cgroup and, unless hostNetwork, its network namespace.
+func sandboxComplete(pod *api.Pod, sb runtime.Sandbox) bool {
+	return sb.CgroupParent != "" && (pod.Spec.HostNetwork || sb.NetNSPath != "")
+}

@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -253,5 +254,94 @@ func TestPodNetworkReconcileAfterCrashRealNetns(t *testing.T) {
 	}
 	if linkExists(t, h.ns, DefaultBridge) || nftTable(t, h.ns) != "" && !strings.Contains(nftTable(t, h.ns), "No such file") {
 		t.Fatalf("Uninstall left the bridge or table: %q", nftTable(t, h.ns))
+	}
+}
+
+// TestPodNetworkSetUpCutShortRealNetns is an agent killed inside SetUpPod:
+// the address was persisted, then the veth was never made ("gone") or its
+// host end never came up ("down"). A new Manager gives those pods no
+// PodIP, so the kubelet sets them up again, with the address they had;
+// a finished pod keeps its PodIP and its link is not touched.
+func TestPodNetworkSetUpCutShortRealNetns(t *testing.T) {
+	requireTools(t)
+	h := newHost(t, "node-a", "192.168.251.1", "10.244.1.0/24")
+	h.m = newManager(t, h)
+	if err := h.m.SetPodCIDR(h.cidr); err != nil {
+		t.Fatal(err)
+	}
+	_, doneIP := setUp(t, h, testPod("done"))
+	goneNS, goneIP := setUp(t, h, testPod("gone"))
+	downNS, downIP := setUp(t, h, testPod("down"))
+	run(t, "ip", "-n", nsName(h.ns), "link", "del", vethName("uid-gone"))
+	run(t, "ip", "-n", nsName(h.ns), "link", "set", vethName("uid-down"), "down")
+	doneIndex := run(t, "ip", "-n", nsName(h.ns), "-o", "link", "show", vethName("uid-done"))
+	h.m.Close() // the crash
+
+	m2 := newManager(t, h)
+	h.m = m2
+	if got := m2.PodIP("uid-done"); got != doneIP {
+		t.Fatalf("PodIP(done) after restart = %q; want %s", got, doneIP)
+	}
+	for _, uid := range []string{"uid-gone", "uid-down"} {
+		if got := m2.PodIP(uid); got != "" {
+			t.Fatalf("PodIP(%s) after a set-up cut short = %q; want empty, so that the kubelet sets it up again", uid, got)
+		}
+	}
+	for _, p := range []struct{ name, ns, ip string }{{"gone", goneNS, goneIP}, {"down", downNS, downIP}} {
+		ip, err := m2.SetUpPod(context.Background(), "uid-"+p.name, p.ns, testPod(p.name))
+		if err != nil || ip != p.ip {
+			t.Fatalf("SetUpPod(%s) again = %q, %v; want its address %s", p.name, ip, err, p.ip)
+		}
+		if out := run(t, "ip", "-n", nsName(h.ns), "-o", "link", "show", vethName("uid-"+p.name)); !strings.Contains(out, ",UP") {
+			t.Fatalf("host veth of %s after the new set-up: %s", p.name, out)
+		}
+		if out := run(t, "ip", "-n", nsName(p.ns), "-o", "addr", "show", "dev", "eth0"); !strings.Contains(out, p.ip+"/") {
+			t.Fatalf("eth0 of %s after the new set-up: %s; want %s", p.name, out, p.ip)
+		}
+	}
+	if again := run(t, "ip", "-n", nsName(h.ns), "-o", "link", "show", vethName("uid-done")); again != doneIndex {
+		t.Fatalf("the finished pod's veth changed over the restart:\n%s\n%s", doneIndex, again)
+	}
+}
+
+// TestPodNetworkTearDownWithFullDiskRealNetns: with the state file
+// unwritable (a full disk), TearDownPod still removes the pod's veth and
+// address and succeeds, since tearing pods down is what frees the disk;
+// Reconcile saves the state once it can.
+func TestPodNetworkTearDownWithFullDiskRealNetns(t *testing.T) {
+	requireTools(t)
+	h := newHost(t, "node-a", "192.168.251.1", "10.244.1.0/24")
+	h.m = newManager(t, h)
+	if err := h.m.SetPodCIDR(h.cidr); err != nil {
+		t.Fatal(err)
+	}
+	setUp(t, h, testPod("gone"))
+	_, keepIP := setUp(t, h, testPod("keep"))
+	// Writing ipam.json.tmp fails as it would on a full disk.
+	blocker := statePath(h.stateDir) + ".tmp"
+	if err := os.Mkdir(blocker, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.m.TearDownPod(context.Background(), "uid-gone"); err != nil {
+		t.Fatalf("TearDownPod with the state unwritable = %v; want it done all the same", err)
+	}
+	if linkExists(t, h.ns, vethName("uid-gone")) || h.m.PodIP("uid-gone") != "" {
+		t.Fatal("the torn-down pod kept its veth or address")
+	}
+	if err := h.m.Reconcile(context.Background(), []string{"uid-keep"}); err == nil {
+		t.Fatal("Reconcile succeeded while the state could not be saved")
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.m.Reconcile(context.Background(), []string{"uid-keep"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := loadState(h.stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Pods["uid-gone"]; ok || st.Pods["uid-keep"].IP != keepIP {
+		t.Fatalf("state on disk after Reconcile = %+v; want keep (%s) only", st.Pods, keepIP)
 	}
 }

@@ -112,7 +112,8 @@ func deleteLink(h *netlink.Handle, name string) error {
 
 // setUpVeth wires pod namespace podNS to the bridge: a veth pair whose
 // pod end is created inside podNS as eth0 with addr, up, with a default
-// route via the gateway. Leftovers of an earlier attempt are replaced.
+// route via the gateway; the host end is brought up last. Leftovers of
+// an earlier attempt are replaced.
 func setUpVeth(h *netlink.Handle, bridge string, mtu int, uid string, podNS netns.NsHandle, addr netip.Addr, sn subnet) error {
 	br, err := h.LinkByName(bridge)
 	if err != nil {
@@ -149,9 +150,6 @@ func setUpVeth(h *netlink.Handle, bridge string, mtu int, uid string, podNS netn
 	if err := h.LinkSetHairpin(host, true); err != nil {
 		return fmt.Errorf("veth %s hairpin mode: %w", name, err)
 	}
-	if err := h.LinkSetUp(host); err != nil {
-		return fmt.Errorf("bring veth %s up: %w", name, err)
-	}
 	eth, err := ph.LinkByName(podIfName)
 	if err != nil {
 		return fmt.Errorf("pod netns: find %s: %w", podIfName, err)
@@ -166,7 +164,24 @@ func setUpVeth(h *netlink.Handle, bridge string, mtu int, uid string, podNS netn
 	if err := ph.RouteReplace(def); err != nil {
 		return fmt.Errorf("pod netns: default route via %s: %w", sn.gateway, err)
 	}
+	// The host end comes up last: an up host veth means the whole set-up
+	// was done (vethUp), which is how a restarted agent tells a pod it
+	// set up from one whose set-up it died in the middle of.
+	if err := h.LinkSetUp(host); err != nil {
+		return fmt.Errorf("bring veth %s up: %w", name, err)
+	}
 	return nil
+}
+
+// vethUp reports whether pod uid's host veth exists and is up, that is,
+// whether setUpVeth finished for it. An error other than "no such link"
+// counts as up: the pod is not set up again on a doubt.
+func vethUp(h *netlink.Handle, uid string) bool {
+	l, err := h.LinkByName(vethName(uid))
+	if err != nil {
+		return !isNotFound(err)
+	}
+	return l.Attrs().Flags&net.FlagUp != 0
 }
 
 // strayVeths lists the host links skiff named for pods, attached to

@@ -47,7 +47,10 @@ type Manager struct {
 	overErr error // last overlay failure
 	closed  bool
 
-	svc serviceProxy // its own lock: service syncs do not wait for pod set-ups
+	// unsaved is set when a teardown could not save the state (a full
+	// disk); Reconcile saves it then.
+	unsaved bool
+	svc     serviceProxy // its own lock: service syncs do not wait for pod set-ups
 }
 
 // New opens the host namespace and the allocation state. It changes
@@ -78,6 +81,14 @@ func New(cfg Config) (*Manager, error) {
 		m.nodeIP = netip.MustParseAddr(cfg.NodeIP)
 	}
 	for uid, rec := range st.Pods {
+		// SetUpPod persists the address before it makes the links: an
+		// agent killed in between left an address and no (or half a)
+		// veth. Such a pod has no PodIP, so the kubelet sets it up again,
+		// with the same address.
+		if !vethUp(h, uid) {
+			m.log.Info("pod network: the set-up of a pod was cut short; it will be done again", "uid", uid, "ip", rec.IP)
+			continue
+		}
 		m.ips.Store(uid, rec.IP)
 	}
 	if st.PodCIDR != "" {
@@ -307,11 +318,16 @@ func (m *Manager) TearDownPod(ctx context.Context, uid string) error {
 		return nil
 	}
 	delete(m.st.Pods, uid)
-	if err := saveState(m.cfg.StateDir, m.st); err != nil {
-		m.st.Pods[uid] = rec
-		return fmt.Errorf("tear down pod network %s: %w", uid, err)
-	}
 	m.ips.Delete(uid)
+	if err := saveState(m.cfg.StateDir, m.st); err != nil {
+		// A full disk must not stop a teardown: removing the pod is what
+		// frees the disk (its emptyDirs and logs). The state on disk
+		// keeps the address a while longer; the next save drops it
+		// (Reconcile retries), and an agent restarted meanwhile frees it
+		// in Reconcile, the pod being gone.
+		m.unsaved = true
+		m.log.Warn("pod network: the state could not be saved after a teardown; it will be saved later", "uid", uid, "err", err)
+	}
 	if len(rec.HostPorts) > 0 {
 		return m.syncRulesLocked()
 	}
@@ -345,9 +361,11 @@ func (m *Manager) Reconcile(ctx context.Context, live []string) error {
 		m.ips.Delete(uid)
 		changed = true
 	}
-	if changed {
+	if changed || m.unsaved {
 		if err := saveState(m.cfg.StateDir, m.st); err != nil {
 			errs = append(errs, err)
+		} else {
+			m.unsaved = false
 		}
 	}
 	keep := map[string]bool{}

@@ -51,21 +51,63 @@ func RequireBinaries(t testing.TB) {
 // directory are unmounted and the directory is removed.
 func StartContainerd(t testing.TB) (socket string) {
 	t.Helper()
+	return StartContainerdDaemon(t).Socket
+}
+
+// Containerd is a containerd daemon of a test's own that the test can
+// stop and start again on the same directory (its containers' shims, and
+// so the containers, outlive the daemon, as they do on a real machine).
+type Containerd struct {
+	// Socket is the daemon's gRPC socket; it stays the same over restarts.
+	Socket string
+	// Dir is the daemon's directory (root/, state/, config, log).
+	Dir string
+	p   *daemon.Process
+}
+
+// StartContainerdDaemon is StartContainerd, returning the daemon so the
+// test can restart it; cleanup is the same.
+func StartContainerdDaemon(t testing.TB) *Containerd {
+	t.Helper()
 	RequireBinaries(t)
 	dir, err := os.MkdirTemp("/tmp", "skiff-ctd-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	p, err := daemon.Start(ctx, daemon.Config{Dir: dir})
-	if err != nil {
+	c := &Containerd{Dir: dir}
+	if err := c.start(); err != nil {
 		os.RemoveAll(dir)
 		t.Fatalf("start containerd: %v", err)
 	}
-	t.Cleanup(func() { cleanup(t, dir, p) })
-	return p.Socket
+	t.Cleanup(func() { cleanup(t, dir, c.p) })
+	return c
 }
+
+func (c *Containerd) start() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := daemon.Start(ctx, daemon.Config{Dir: c.Dir})
+	if err != nil {
+		return err
+	}
+	c.p, c.Socket = p, p.Socket
+	return nil
+}
+
+// Restart stops the daemon (SIGTERM, then SIGKILL after grace) and
+// starts it again on the same directory and socket.
+func (c *Containerd) Restart(t testing.TB, grace time.Duration) {
+	t.Helper()
+	if err := c.p.Stop(grace); err != nil {
+		t.Logf("stop containerd: %v", err)
+	}
+	if err := c.start(); err != nil {
+		t.Fatalf("restart containerd: %v", err)
+	}
+}
+
+// Pid is the daemon's process id.
+func (c *Containerd) Pid() int { return c.p.Pid() }
 
 func cleanup(t testing.TB, dir string, p *daemon.Process) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

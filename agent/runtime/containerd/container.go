@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/containerd/containerd/api/services/tasks/v1"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -132,6 +133,16 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	task, err := c.NewTask(ctx, cio.LogFile(logPath))
 	if errdefs.IsAlreadyExists(err) {
 		task, err = c.Task(ctx, nil)
+		if errdefs.IsNotFound(err) {
+			// A task whose creation containerd's restart cut short: the
+			// shim holds it, runc never made the container. Delete it and
+			// create the task again, or the pod never starts.
+			r.log.Info("deleting a task whose creation was cut short", "id", id, "err", err)
+			if _, derr := r.client.TaskService().Delete(ctx, &tasks.DeleteTaskRequest{ContainerID: id}); derr != nil && !errdefs.IsNotFound(derr) {
+				return translate("delete stale task "+id, derr)
+			}
+			task, err = c.NewTask(ctx, cio.LogFile(logPath))
+		}
 	}
 	if err != nil {
 		return translate("create task "+id, err)

@@ -174,6 +174,9 @@ func (r *Runtime) listLocked(only string) []runtime.PodStatus {
 			continue
 		}
 		sb := sandboxOf(cfg)
+		if r.cutShort[uid] {
+			sb = runtime.Sandbox{PodUID: uid}
+		}
 		get(uid, cfg.PodName, cfg.Namespace).Sandbox = &sb
 	}
 	for _, c := range r.containers {

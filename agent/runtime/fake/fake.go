@@ -65,6 +65,7 @@ type Runtime struct {
 	mu          sync.Mutex
 	images      map[string]runtime.Image // by ref
 	sandboxes   map[string]runtime.SandboxConfig
+	cutShort    map[string]bool // sandboxes CutSandboxShort made
 	containers  map[string]*container
 	calls       []Call
 	pulls       []Pull
@@ -87,6 +88,7 @@ func New(c clock.Clock) *Runtime {
 		clock:       clock.Or(c),
 		images:      map[string]runtime.Image{},
 		sandboxes:   map[string]runtime.SandboxConfig{},
+		cutShort:    map[string]bool{},
 		containers:  map[string]*container{},
 		errs:        map[string]error{},
 		pullErrs:    map[string]error{},
@@ -385,11 +387,23 @@ func (r *Runtime) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 	if cfg.PodUID == "" {
 		return runtime.Sandbox{}, fmt.Errorf("create sandbox: %w: empty pod uid", runtime.ErrInvalidConfig)
 	}
-	if old, ok := r.sandboxes[cfg.PodUID]; ok {
+	if old, ok := r.sandboxes[cfg.PodUID]; ok && !r.cutShort[cfg.PodUID] {
 		return sandboxOf(old), nil
 	}
+	delete(r.cutShort, cfg.PodUID)
 	r.sandboxes[cfg.PodUID] = cfg
 	return sandboxOf(cfg), nil
+}
+
+// CutSandboxShort leaves the sandbox of cfg as an agent killed inside
+// CreateSandbox leaves it: its record, no cgroup, no network namespace
+// (ListPods shows a Sandbox with the pod UID only). CreateSandbox
+// completes it.
+func (r *Runtime) CutSandboxShort(cfg runtime.SandboxConfig) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sandboxes[cfg.PodUID] = cfg
+	r.cutShort[cfg.PodUID] = true
 }
 
 // SandboxConfig returns the config pod uid's sandbox was created with.
