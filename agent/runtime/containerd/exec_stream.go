@@ -12,6 +12,7 @@ import (
 
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/skiffhq/skiff/agent/runtime"
 )
 
@@ -42,6 +43,9 @@ func (r *Runtime) ExecStream(ctx context.Context, id string, o runtime.ExecOptio
 	pspec := *spec.Process
 	pspec.Args = o.Cmd
 	pspec.Terminal = o.TTY
+	if o.TTY && o.Resize != nil {
+		pspec.ConsoleSize = r.firstTermSize(ctx, o.Resize)
+	}
 	if o.TTY {
 		pspec.Env = append(append([]string(nil), pspec.Env...), "TERM=xterm")
 	}
@@ -152,4 +156,28 @@ func (e *eofNotifier) Read(p []byte) (int, error) {
 		e.once.Do(func() { close(e.done) })
 	}
 	return n, err
+}
+
+// firstSizeWait bounds how long an exec with a terminal waits for the
+// client's first size before its command is created.
+const firstSizeWait = 500 * time.Millisecond
+
+// firstTermSize returns the client's first terminal size, to create the
+// command's terminal with. kubectl and the dashboard send it at once,
+// but it arrived after the command had started, so a quick `stty size`
+// (or a shell's first prompt) saw a 0x0 terminal now and then. Nil
+// (runc's default size) when none comes within firstSizeWait; later
+// sizes are applied as they come.
+func (r *Runtime) firstTermSize(ctx context.Context, resize <-chan runtime.TermSize) *specs.Box {
+	t := r.clock.NewTimer(firstSizeWait)
+	defer t.Stop()
+	select {
+	case sz, ok := <-resize:
+		if ok && sz.Width > 0 && sz.Height > 0 {
+			return &specs.Box{Width: uint(sz.Width), Height: uint(sz.Height)}
+		}
+	case <-t.C():
+	case <-ctx.Done():
+	}
+	return nil
 }

@@ -46,3 +46,23 @@ func TestIntegrationExec(t *testing.T) {
 		t.Fatal("Exec in a stopped container = nil error")
 	}
 }
+
+// TestIntegrationExecTTYHasTheFirstSizeAtOnce: a command run with a
+// terminal sees the client's first size from its start. The size was
+// applied only after the command started, so a quick `stty size` (or a
+// shell's first prompt) saw a 0x0 terminal now and then.
+func TestIntegrationExecTTYHasTheFirstSizeAtOnce(t *testing.T) {
+	h := newHarness(t)
+	sb := h.sandbox(false, api.PodQOSBestEffort, 0)
+	id := h.run(h.config(sb, "sleeper", "sleep 600"))
+	h.waitState(id, runtime.StateRunning)
+	for i := range 5 {
+		resize := make(chan runtime.TermSize, 1)
+		resize <- runtime.TermSize{Width: 101, Height: 31}
+		var out strings.Builder
+		code, err := h.rt.ExecStream(h.ctx, id, runtime.ExecOptions{Cmd: []string{"stty", "size"}, TTY: true, Stdout: &out, Resize: resize})
+		if err != nil || code != 0 || !strings.Contains(out.String(), "31 101") {
+			t.Fatalf("run %d: stty size with a 101x31 terminal = %d, %q, %v; want 0 and \"31 101\"", i+1, code, out.String(), err)
+		}
+	}
+}
