@@ -339,12 +339,12 @@ func (k *Kubelet) handleUpdate(u config.PodUpdate) {
 		case config.RECONCILE:
 			k.setPod(pod) // only the status changed at the source
 			if terminalPhase(pod.Status.Phase) && !k.isRejected(pod.UID) {
-				// (A refused pod's own Failed status coming back is no
-				// reason to make it a worker: nothing of it runs.)
 				// The server declared the pod finished (the node
 				// lifecycle controller marks a lost node's bare pods
 				// Failed): stop it, as the kubelet does, and never
-				// start it again.
+				// start it again. A refused pod's own Failed status
+				// coming back is no reason to make it a worker:
+				// nothing of it runs, and nothing would finish it.
 				k.workers.updatePod(pod, workKill, nil, false)
 			}
 		default:
