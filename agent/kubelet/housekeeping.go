@@ -15,8 +15,9 @@ import (
 
 // housekeeping runs every HousekeepingPeriod in the sync loop. Once every
 // source has delivered its first state it kills pods only the runtime
-// knows, removes directories of pods that are gone and forgets finished
-// pods no source wants; always it caps log files and trims back-off
+// knows, stops workers whose pod no source wants any more, removes
+// directories of pods that are gone and forgets finished pods no source
+// wants; always it caps log files and trims back-off
 // entries. It must not block the loop: kills go through pod workers.
 func (k *Kubelet) housekeeping(ctx context.Context) {
 	now := k.clock.Now()
@@ -36,6 +37,9 @@ func (k *Kubelet) housekeeping(ctx context.Context) {
 		k.log.Info("killing orphaned pod", "pod", rs.Namespace+"/"+rs.Name, "uid", rs.UID)
 		orphan := &api.Pod{ObjectMeta: api.ObjectMeta{UID: rs.UID, Name: rs.Name, Namespace: rs.Namespace}}
 		k.workers.killOrphan(orphan, int64(k.cfg.OrphanGrace.Seconds()))
+	}
+	for _, uid := range k.workers.removeUnwanted(wanted) {
+		k.log.Warn("pod worker outlived its pod; stopping it", "uid", uid)
 	}
 	k.workers.forgetFinished(wanted)
 	k.reconcileNetwork(ctx)

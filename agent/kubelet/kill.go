@@ -102,6 +102,17 @@ func (k *Kubelet) killPod(ctx context.Context, pod *api.Pod, override *int64, ke
 	return k.removePod(ctx, pod.UID)
 }
 
+// forgetPod drops the agent's per-pod bookkeeping of pod uid (container
+// reasons, last status sent, eviction verdict, queued sync).
+func (k *Kubelet) forgetPod(uid string) {
+	k.mu.Lock()
+	delete(k.reasons, uid)
+	delete(k.sent, uid)
+	delete(k.evicted, uid)
+	k.mu.Unlock()
+	k.queue.forget(uid)
+}
+
 // removePod removes every container of pod uid, then its sandbox.
 func (k *Kubelet) removePod(ctx context.Context, uid string) error {
 	rs, err := k.pleg.fresh(ctx, uid)
@@ -141,12 +152,7 @@ func (k *Kubelet) cleanupPod(ctx context.Context, pod *api.Pod) error {
 	if k.desired(pod.UID) != nil {
 		return nil // deleted but not yet removed: keep its status
 	}
-	k.mu.Lock()
-	delete(k.reasons, pod.UID)
-	delete(k.sent, pod.UID)
-	delete(k.evicted, pod.UID)
-	k.mu.Unlock()
-	k.queue.forget(pod.UID)
+	k.forgetPod(pod.UID)
 	if len(pod.Spec.Containers) > 0 {
 		k.cfg.Status.RemovePod(pod.UID)
 	}

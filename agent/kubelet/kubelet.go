@@ -329,17 +329,22 @@ func (k *Kubelet) handleUpdate(u config.PodUpdate) {
 			delete(k.rejected, pod.UID)
 			k.mu.Unlock()
 			if rejected {
+				// never ran; a worker would hold nothing to stop
+				k.forgetPod(pod.UID)
 				k.cfg.Status.RemovePod(pod.UID)
-				continue
 			}
+			// Always tell the workers: whatever made a worker for the
+			// pod, its removal is what lets it finish.
 			k.workers.updatePod(pod, workKill, removeGrace(u.Source), true)
 		case config.RECONCILE:
 			k.setPod(pod) // only the status changed at the source
-			if terminalPhase(pod.Status.Phase) {
+			if terminalPhase(pod.Status.Phase) && !k.isRejected(pod.UID) {
 				// The server declared the pod finished (the node
 				// lifecycle controller marks a lost node's bare pods
 				// Failed): stop it, as the kubelet does, and never
-				// start it again.
+				// start it again. A refused pod's own Failed status
+				// coming back is no reason to make it a worker:
+				// nothing of it runs, and nothing would finish it.
 				k.workers.updatePod(pod, workKill, nil, false)
 			}
 		default:

@@ -124,6 +124,7 @@ type podWorkers struct {
 
 	mu      sync.Mutex
 	records map[string]*podRecord
+	running int // worker goroutines alive
 }
 
 func newPodWorkers(ctx context.Context, c clock.Clock, f podFuncs) *podWorkers {
@@ -156,6 +157,7 @@ func (w *podWorkers) updateLocked(pod *api.Pod, t workType, grace *int64, remove
 		r = &podRecord{pod: pod, orphan: orphan, wake: make(chan struct{}, 1)}
 		w.records[uid] = r
 		w.wg.Add(1)
+		w.running++
 		go w.run(uid, r)
 	}
 	now := w.clock.Now()
@@ -207,6 +209,11 @@ func (w *podWorkers) killOrphan(pod *api.Pod, grace int64) {
 // run is pod uid's worker goroutine.
 func (w *podWorkers) run(uid string, r *podRecord) {
 	defer w.wg.Done()
+	defer func() {
+		w.mu.Lock()
+		w.running--
+		w.mu.Unlock()
+	}()
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -331,6 +338,24 @@ func (w *podWorkers) forgetFinished(wanted func(uid string) bool) {
 			delete(w.records, uid)
 		}
 	}
+}
+
+// removeUnwanted treats every unfinished worker of a pod no source wants
+// (and whose removal was never recorded) as removed: it is stopped, cleaned
+// up and finishes. It is the safety net of the kubelet's SyncKnownPods:
+// however a worker came to be, it cannot outlive its pod. It returns the
+// UIDs it removed; the sync loop's own REMOVE handling should leave none.
+func (w *podWorkers) removeUnwanted(wanted func(uid string) bool) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for uid, r := range w.records {
+		if r.finishedAt.IsZero() && r.removedAt.IsZero() && !wanted(uid) {
+			out = append(out, uid)
+			w.updateLocked(r.pod, workKill, nil, true, r.orphan)
+		}
+	}
+	return out
 }
 
 // idle reports whether no worker has work running or waiting (tests).
