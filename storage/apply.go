@@ -83,19 +83,26 @@ func (w *writer) disconnect() {
 	w.conn = nil
 }
 
-// load reads the revision counters and the newest change's timestamp.
+// load reads the revision counters and the newest change's timestamp, in
+// one statement so that they come from one snapshot: on PostgreSQL
+// another server may commit between two statements, and a revision read
+// before its commit next to a change log read after it looked like
+// corruption (a second server refused to start while the first wrote).
 func (w *writer) load(ctx context.Context) (rev, compacted, lastTs int64, err error) {
-	if err := w.getMeta.QueryRowContext(ctx, metaRevision).Scan(&rev); err != nil {
-		return 0, 0, 0, fmt.Errorf("read revision: %w", translate(err))
-	}
-	if err := w.getMeta.QueryRowContext(ctx, metaCompacted).Scan(&compacted); err != nil {
-		return 0, 0, 0, fmt.Errorf("read compacted revision: %w", translate(err))
-	}
+	q := w.be.rebind(`SELECT
+		(SELECT value FROM meta WHERE key = ?),
+		(SELECT value FROM meta WHERE key = ?),
+		COALESCE((SELECT MAX(rev) FROM changes), 0),
+		COALESCE((SELECT ts FROM changes ORDER BY rev DESC LIMIT 1), 0)`)
 	var last int64
-	err = w.conn.QueryRowContext(ctx, `SELECT rev, ts FROM changes ORDER BY rev DESC LIMIT 1`).Scan(&last, &lastTs)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, 0, fmt.Errorf("read last change: %w", translate(err))
+	var revN, compactedN sql.NullInt64
+	if err := w.conn.QueryRowContext(ctx, q, metaRevision, metaCompacted).Scan(&revN, &compactedN, &last, &lastTs); err != nil {
+		return 0, 0, 0, fmt.Errorf("read revision counters: %w", translate(err))
 	}
+	if !revN.Valid || !compactedN.Valid {
+		return 0, 0, 0, fmt.Errorf("read revision counters: meta rows missing: %w", ErrCorrupt)
+	}
+	rev, compacted = revN.Int64, compactedN.Int64
 	if last > rev {
 		return 0, 0, 0, fmt.Errorf("change log at revision %d is ahead of the recorded %d: %w", last, rev, ErrCorrupt)
 	}
