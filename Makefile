@@ -88,12 +88,14 @@ test-faults: deps
 # of its own, for DURATION, sampling DB and WAL size, RSS and goroutines
 # of both; it writes soak.csv and soak.png to SOAK_OUT and prints a
 # summary (docs/operations.md, "Soak"). SOAK_TIMEOUT must exceed
-# DURATION by 10 minutes.
+# DURATION by 10 minutes. SOAK_EVENT_TTL is the server's --event-ttl
+# (empty: its default, 1h, so the database grows for the first hour).
 DURATION ?= 1h
 SOAK_OUT ?= soak-out
 SOAK_TIMEOUT ?= 3h
+SOAK_EVENT_TTL ?=
 soak:
-	SKIFF_SOAK_DURATION=$(DURATION) SKIFF_SOAK_OUT=$(abspath $(SOAK_OUT)) $(GO) test -count=1 -v -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) ./test/soak
+	SKIFF_SOAK_DURATION=$(DURATION) SKIFF_SOAK_OUT=$(abspath $(SOAK_OUT)) SKIFF_SOAK_EVENT_TTL=$(SOAK_EVENT_TTL) $(GO) test -count=1 -v -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) ./test/soak
 
 fuzz-smoke:
 	@set -e; for pkg in $$($(GO) list ./...); do \

@@ -14,6 +14,7 @@ import (
 	"github.com/skiffhq/skiff/api/labels"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/server/encryption"
+	"github.com/skiffhq/skiff/server/events"
 	"github.com/skiffhq/skiff/server/servicealloc"
 	"github.com/skiffhq/skiff/storage"
 )
@@ -29,6 +30,8 @@ const (
 	DefaultClusterDomain      = "cluster.local"
 	DefaultNodeMonitorGrace   = 40 * time.Second
 	DefaultPodEvictionTimeout = 60 * time.Second
+	// DefaultEventTTL is kube-apiserver's default --event-ttl.
+	DefaultEventTTL = events.DefaultTTL
 	// DefaultShutdownTimeout bounds a graceful shutdown.
 	DefaultShutdownTimeout = 10 * time.Second
 )
@@ -88,6 +91,11 @@ type Config struct {
 	// DefaultPodEvictionTimeout.
 	NodeMonitorGrace   time.Duration
 	PodEvictionTimeout time.Duration
+	// EventTTL is how long an Event lives after it was last seen
+	// (kube-apiserver's --event-ttl). Default events.DefaultTTL (1 h); at
+	// least a minute. Events are most of what a churning cluster stores:
+	// the database holds about one TTL of them.
+	EventTTL time.Duration
 	// SchedulerScoring is the scheduler's resource scoring: LeastAllocated
 	// (spread, the default) or MostAllocated (bin-packing, for fleets that
 	// consolidate to save power).
@@ -201,6 +209,9 @@ func (c Config) Validate() error {
 	if c.NodeMonitorGrace < 0 || c.PodEvictionTimeout < 0 || c.ShutdownTimeout < 0 {
 		errs = append(errs, errors.New("node monitor grace, pod eviction timeout and shutdown timeout must not be negative"))
 	}
+	if c.EventTTL != 0 && c.EventTTL < time.Minute {
+		errs = append(errs, fmt.Errorf("event TTL %s: must be at least 1m", c.EventTTL))
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("server config: %w", errors.Join(errs...))
 	}
@@ -238,6 +249,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PodEvictionTimeout == 0 {
 		c.PodEvictionTimeout = DefaultPodEvictionTimeout
+	}
+	if c.EventTTL == 0 {
+		c.EventTTL = DefaultEventTTL
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout

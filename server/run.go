@@ -183,7 +183,7 @@ func (s *server) setup(ctx context.Context) error {
 	}
 	s.ca, s.cert = ca, cert
 
-	s.events = events.NewSink(st, s.clk, events.DefaultTTL, s.log.With("component", "events"))
+	s.events = events.NewSink(st, s.clk, s.cfg.EventTTL, s.log.With("component", "events"))
 	s.liveness = apiserver.NewLiveness()
 	// The server's client certificate for agents' log endpoints: fresh
 	// at every start, kept only in memory.

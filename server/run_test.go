@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -110,6 +111,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		{"datastore", Config{Datastore: "postgres://x"}},
 		{"cidr", Config{ClusterCIDR: "10.0.0.0/30"}},
 		{"negative", Config{NodeMonitorGrace: -1}},
+		{"event ttl", Config{EventTTL: 30 * time.Second}},
 	}
 	for _, tt := range tests {
 		if err := tt.cfg.Validate(); err == nil {
@@ -121,5 +123,14 @@ func TestRunRefusesBadConfig(t *testing.T) {
 	}
 	if err := (Config{}).Validate(); err != nil {
 		t.Errorf("Config{}.Validate() = %v; want nil", err)
+	}
+}
+
+func TestEventTTLDefaultAndKept(t *testing.T) {
+	if got := (Config{}).withDefaults().EventTTL; got != time.Hour {
+		t.Errorf("default EventTTL = %v; want 1h (kube-apiserver's --event-ttl)", got)
+	}
+	if got := (Config{EventTTL: 10 * time.Minute}).withDefaults().EventTTL; got != 10*time.Minute {
+		t.Errorf("EventTTL 10m became %v", got)
 	}
 }

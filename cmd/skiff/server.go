@@ -88,6 +88,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.StringVar(&f.cfg.ClusterDNS, "cluster-dns", server.DefaultClusterDNS, "cluster IP of the cluster DNS (inside --service-cidr); also the local agent's")
 	fs.StringVar(&f.cfg.ClusterDomain, "cluster-domain", server.DefaultClusterDomain, "DNS domain of Services; also the local agent's")
 	fs.DurationVar(&f.cfg.NodeMonitorGrace, "node-monitor-grace", server.DefaultNodeMonitorGrace, "how long a silent node stays Ready")
+	fs.DurationVar(&f.cfg.EventTTL, "event-ttl", server.DefaultEventTTL, "how long an Event lives after it was last seen (at least 1m)")
 	fs.DurationVar(&f.cfg.PodEvictionTimeout, "pod-eviction-timeout", server.DefaultPodEvictionTimeout, "how long pods stay on a lost node")
 	fs.Var(&f.tlsSANs, "tls-san", "extra name or address for the server certificate (repeatable, or a comma list)")
 	fs.StringVar(&f.cfg.SchedulerScoring, "scheduler-scoring", "LeastAllocated", "scheduler resource scoring: LeastAllocated (spread) or MostAllocated (bin-pack)")

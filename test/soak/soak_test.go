@@ -30,11 +30,13 @@ func TestMain(m *testing.M) {
 // settings are the soak's knobs, from the environment (make soak sets
 // them): SKIFF_SOAK_DURATION (default 20s, the short form in go test),
 // SKIFF_SOAK_RATE pod creates per second (10), SKIFF_SOAK_OUT where
-// soak.csv and soak.png go (a temporary directory).
+// soak.csv and soak.png go (a temporary directory), SKIFF_SOAK_EVENT_TTL
+// the server's --event-ttl (its default, 1h, when unset).
 type settings struct {
 	duration, interval, lifetime time.Duration
 	rate                         float64
 	out                          string
+	eventTTL                     string
 }
 
 func loadSettings(t *testing.T) settings {
@@ -52,6 +54,13 @@ func loadSettings(t *testing.T) settings {
 			t.Fatalf("SKIFF_SOAK_RATE=%q: want creates per second, 0 < rate <= 100", v)
 		}
 		s.rate = r
+	}
+	if v := os.Getenv("SKIFF_SOAK_EVENT_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Minute {
+			t.Fatalf("SKIFF_SOAK_EVENT_TTL=%q: want a duration of at least 1m, such as 10m", v)
+		}
+		s.eventTTL = d.String()
 	}
 	s.interval = min(max(s.duration/120, 2*time.Second), 30*time.Second)
 	s.out = os.Getenv("SKIFF_SOAK_OUT")
@@ -73,7 +82,11 @@ func loadSettings(t *testing.T) settings {
 // comment) and samples their storage, memory and goroutines.
 func TestSoak(t *testing.T) {
 	cfg := loadSettings(t)
-	c := local.Start(t, local.Options{AgentArgs: []string{"--max-pods", "250", "--log-level", "warn"}})
+	opts := local.Options{AgentArgs: []string{"--max-pods", "250", "--log-level", "warn"}}
+	if cfg.eventTTL != "" {
+		opts.ServerArgs = []string{"--event-ttl", cfg.eventTTL}
+	}
+	c := local.Start(t, opts)
 	ctx := context.Background()
 	for _, name := range []string{"soak-a", "soak-b"} {
 		if err := c.Admin.DoJSON(ctx, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment(name, 2), nil); err != nil {
