@@ -16,7 +16,7 @@ import (
 	"github.com/skiffhq/skiff/agent"
 	"github.com/skiffhq/skiff/agent/internal/agenttest"
 	"github.com/skiffhq/skiff/agent/network"
-	"github.com/skiffhq/skiff/agent/runtime/containerd"
+	"github.com/skiffhq/skiff/agent/podclean"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/api/resource"
@@ -73,7 +73,7 @@ func startTestAgentWith(t *testing.T, srv *agenttest.Server, clk clock.Clock, co
 	// Cleanups run last-in first-out: stop the agent, then remove what
 	// its pods left (containers, network namespaces, pod cgroups), before
 	// the data dir goes.
-	t.Cleanup(func() { removeAllPods(t, ta.cfg) })
+	t.Cleanup(func() { podclean.RemovePods(t, ta.cfg) })
 	t.Cleanup(func() { uninstallNetwork(t, ta.cfg) })
 	ta.start()
 	t.Cleanup(ta.stop)
@@ -106,37 +106,6 @@ func uninstallNetwork(t *testing.T, cfg agent.Config) {
 		t.Errorf("cleanup: network: %v", err)
 	}
 	nw.Close()
-}
-
-// removeAllPods stops and removes every pod the agent's runtime holds:
-// the agent leaves pods running when it stops, by design.
-func removeAllPods(t *testing.T, cfg agent.Config) {
-	ctx := context.Background()
-	rt, err := containerd.New(ctx, containerd.Config{Socket: cfg.Containerd, Namespace: agent.Namespace, DataDir: filepath.Join(cfg.DataDir, "agent"), CgroupRoot: cfg.CgroupRoot})
-	if err != nil {
-		t.Errorf("cleanup: %v", err)
-		return
-	}
-	defer rt.Close()
-	pods, err := rt.ListPods(ctx)
-	if err != nil {
-		t.Errorf("cleanup: %v", err)
-		return
-	}
-	for _, p := range pods {
-		for _, c := range p.Containers {
-			if err := rt.StopContainer(ctx, c.ID, 0); err != nil {
-				t.Errorf("cleanup: stop %s: %v", c.ID, err)
-			}
-			if err := rt.RemoveContainer(ctx, c.ID); err != nil {
-				t.Errorf("cleanup: remove %s: %v", c.ID, err)
-			}
-		}
-		if err := rt.RemoveSandbox(ctx, p.UID); err != nil {
-			t.Errorf("cleanup: sandbox of %s: %v", p.Name, err)
-		}
-	}
-	testenv.RemoveCgroupRoot(t, cfg.CgroupRoot)
 }
 
 func (ta *testAgent) start() {

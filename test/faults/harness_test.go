@@ -22,7 +22,7 @@ import (
 
 	"github.com/skiffhq/skiff/agent"
 	"github.com/skiffhq/skiff/agent/network"
-	"github.com/skiffhq/skiff/agent/runtime/containerd"
+	"github.com/skiffhq/skiff/agent/podclean"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/testenv"
@@ -251,7 +251,7 @@ func (h *agentHost) startAgent(adjust func(*agent.Config)) {
 			Logger:      slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		}
 		cfg := h.cfg
-		t.Cleanup(func() { removePods(t, cfg) })
+		t.Cleanup(func() { podclean.RemovePods(t, cfg) })
 	}
 	cfg := h.cfg
 	if adjust != nil {
@@ -345,37 +345,6 @@ func dialIn(path string, d *delaySetting) func(ctx context.Context, network, add
 		}
 		return newDelayConn(r.c, d), nil
 	}
-}
-
-// removePods stops and removes what an agent's pods left in its
-// containerd, and its cgroup root.
-func removePods(t *testing.T, cfg agent.Config) {
-	ctx := context.Background()
-	rt, err := containerd.New(ctx, containerd.Config{Socket: cfg.Containerd, Namespace: agent.Namespace, DataDir: filepath.Join(cfg.DataDir, "agent"), CgroupRoot: cfg.CgroupRoot})
-	if err != nil {
-		t.Errorf("cleanup: %v", err)
-		return
-	}
-	defer rt.Close()
-	pods, err := rt.ListPods(ctx)
-	if err != nil {
-		t.Errorf("cleanup: %v", err)
-		return
-	}
-	for _, p := range pods {
-		for _, c := range p.Containers {
-			if err := rt.StopContainer(ctx, c.ID, 0); err != nil {
-				t.Errorf("cleanup: stop %s: %v", c.ID, err)
-			}
-			if err := rt.RemoveContainer(ctx, c.ID); err != nil {
-				t.Errorf("cleanup: remove %s: %v", c.ID, err)
-			}
-		}
-		if err := rt.RemoveSandbox(ctx, p.UID); err != nil {
-			t.Errorf("cleanup: sandbox of %s: %v", p.Name, err)
-		}
-	}
-	testenv.RemoveCgroupRoot(t, cfg.CgroupRoot)
 }
 
 func run(t *testing.T, name string, args ...string) {

@@ -23,7 +23,7 @@ import (
 
 	"github.com/skiffhq/skiff/agent"
 	"github.com/skiffhq/skiff/agent/network"
-	"github.com/skiffhq/skiff/agent/runtime/containerd"
+	"github.com/skiffhq/skiff/agent/podclean"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/testenv"
@@ -162,7 +162,7 @@ func startBoxWith(t testing.TB, external bool) *box {
 	agentReady := make(chan *agent.Agent, 1)
 	agentDone := make(chan error, 1)
 	cfg.Ready = func(a *agent.Agent) { agentReady <- a }
-	t.Cleanup(func() { removePods(t, cfg) })
+	t.Cleanup(func() { podclean.RemovePods(t, cfg) })
 	go func() { agentDone <- agent.Run(actx, cfg) }()
 	select {
 	case b.agent = <-agentReady:
@@ -212,7 +212,7 @@ func (b *box) startAgentProcess(cfg agent.Config) {
 		t.Fatal(err)
 	}
 	b.agentPID = cmd.Process.Pid
-	t.Cleanup(func() { removePods(t, cfg) })
+	t.Cleanup(func() { podclean.RemovePods(t, cfg) })
 	t.Cleanup(func() {
 		cancel()
 		if err := cmd.Wait(); err != nil && !errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "signal: terminated") {
@@ -326,37 +326,6 @@ func listenIn(path, addr string) (net.Listener, error) {
 	}()
 	r := <-ch
 	return r.l, r.err
-}
-
-// removePods stops and removes what the agent's pods left in its
-// containerd (network namespaces are bind mounts under the data dir).
-func removePods(t testing.TB, cfg agent.Config) {
-	ctx := context.Background()
-	rt, err := containerd.New(ctx, containerd.Config{Socket: cfg.Containerd, Namespace: agent.Namespace, DataDir: filepath.Join(cfg.DataDir, "agent"), CgroupRoot: cfg.CgroupRoot})
-	if err != nil {
-		t.Errorf("cleanup: %v", err)
-		return
-	}
-	defer rt.Close()
-	pods, err := rt.ListPods(ctx)
-	if err != nil {
-		t.Errorf("cleanup: %v", err)
-		return
-	}
-	for _, p := range pods {
-		for _, c := range p.Containers {
-			if err := rt.StopContainer(ctx, c.ID, 0); err != nil {
-				t.Errorf("cleanup: stop %s: %v", c.ID, err)
-			}
-			if err := rt.RemoveContainer(ctx, c.ID); err != nil {
-				t.Errorf("cleanup: remove %s: %v", c.ID, err)
-			}
-		}
-		if err := rt.RemoveSandbox(ctx, p.UID); err != nil {
-			t.Errorf("cleanup: sandbox of %s: %v", p.Name, err)
-		}
-	}
-	testenv.RemoveCgroupRoot(t, cfg.CgroupRoot)
 }
 
 // eventually polls cond every 50 ms until it holds or d passes.

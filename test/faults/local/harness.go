@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/agent"
+	"github.com/skiffhq/skiff/agent/podclean"
 	"github.com/skiffhq/skiff/agent/runtime/containerd"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
@@ -333,33 +334,7 @@ func (c *Cluster) Runtime(ctx context.Context) (*containerd.Runtime, error) {
 // removePods stops and removes what the agent's pods left in containerd
 // and the cgroup root.
 func (c *Cluster) removePods() {
-	tb := c.T
-	ctx := context.Background()
-	rt, err := c.Runtime(ctx)
-	if err != nil {
-		tb.Errorf("cleanup: %v", err)
-		return
-	}
-	defer rt.Close()
-	pods, err := rt.ListPods(ctx)
-	if err != nil {
-		tb.Errorf("cleanup: %v", err)
-		return
-	}
-	for _, p := range pods {
-		for _, ct := range p.Containers {
-			if err := rt.StopContainer(ctx, ct.ID, 0); err != nil {
-				tb.Errorf("cleanup: stop %s: %v", ct.ID, err)
-			}
-			if err := rt.RemoveContainer(ctx, ct.ID); err != nil {
-				tb.Errorf("cleanup: remove %s: %v", ct.ID, err)
-			}
-		}
-		if err := rt.RemoveSandbox(ctx, p.UID); err != nil {
-			tb.Errorf("cleanup: sandbox of %s: %v", p.Name, err)
-		}
-	}
-	testenv.RemoveCgroupRoot(tb, c.CgroupRoot)
+	podclean.RemovePods(c.T, agent.Config{Containerd: c.Containerd.Socket, DataDir: c.AgentDataDir, CgroupRoot: c.CgroupRoot})
 }
 
 // Eventually polls cond every 100 ms until it holds or d (scaled by
