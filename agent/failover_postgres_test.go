@@ -1,8 +1,6 @@
 package agent_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -18,6 +16,7 @@ import (
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/pgtest"
+	"github.com/skiffhq/skiff/internal/testenv"
 	"github.com/skiffhq/skiff/server"
 )
 
@@ -51,41 +50,8 @@ func TestPostgresServerChildProcess(t *testing.T) {
 // its URL and the process, which the test kills.
 func startServerProcess(t *testing.T, ds, dir, keyFile string) (string, *exec.Cmd) {
 	t.Helper()
-	args := []string{os.Args[0], "-test.run=^TestPostgresServerChildProcess$", "-test.count=1"}
-	if emu := os.Getenv("SKIFF_TEST_EMULATOR"); emu != "" {
-		args = append([]string{emu}, args...)
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), serverChildDatastoreEnv+"="+ds, serverChildDirEnv+"="+dir, serverChildKeyEnv+"="+keyFile)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill() //nolint:errcheck // already dead in the test's main path
-		cmd.Wait()         //nolint:errcheck // as above
-	})
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "READY "); ok {
-				ready <- u
-			}
-		}
-	}()
-	select {
-	case u := <-ready:
-		return u, cmd
-	case <-time.After(60 * time.Second):
-		t.Fatalf("child server not ready in 60s: %s", stderr.String())
-	}
-	return "", nil
+	return testenv.StartChild(t, "TestPostgresServerChildProcess",
+		serverChildDatastoreEnv+"="+ds, serverChildDirEnv+"="+dir, serverChildKeyEnv+"="+keyFile)
 }
 
 // TestPostgresAgentFailsOverWhenItsServerIsKilled: two servers on one

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -22,6 +21,7 @@ import (
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/pgtest"
+	"github.com/skiffhq/skiff/internal/testenv"
 )
 
 // Environment of the server child: its datastore and data dir.
@@ -118,43 +118,9 @@ func (r *remote) podNode(name string) string {
 // --encryption-key-file: the servers of one datastore share one.
 func startChildServer(t *testing.T, ds, dataDir, keyFile string) (*remote, *exec.Cmd) {
 	t.Helper()
-	args := []string{os.Args[0], "-test.run=^TestPostgresServerChild$", "-test.count=1"}
-	if emu := os.Getenv("SKIFF_TEST_EMULATOR"); emu != "" {
-		// make test-arm: this binary runs under qemu-user, and so must
-		// its child.
-		args = append([]string{emu}, args...)
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), childDatastoreEnv+"="+ds, childDataDirEnv+"="+dataDir, childKeyFileEnv+"="+keyFile)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill() //nolint:errcheck // already dead in the test's main path
-		cmd.Wait()         //nolint:errcheck // as above
-	})
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "READY "); ok {
-				ready <- u
-			}
-		}
-	}()
-	select {
-	case u := <-ready:
-		return newRemote(t, u, dataDir), cmd
-	case <-time.After(60 * time.Second):
-		t.Fatalf("child server not ready in 60s: %s", stderr.String())
-	}
-	return nil, nil
+	u, cmd := testenv.StartChild(t, "TestPostgresServerChild",
+		childDatastoreEnv+"="+ds, childDataDirEnv+"="+dataDir, childKeyFileEnv+"="+keyFile)
+	return newRemote(t, u, dataDir), cmd
 }
 
 // TestPostgresTwoServersKillLeader runs two servers on one PostgreSQL
