@@ -5,11 +5,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/skiffhq/skiff/internal/testenv"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -225,23 +225,8 @@ func (h *cliHarness) golden(name string, r result) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer = testenv.SyncBuffer
 
 // waitFor polls cond (real I/O of a concurrent command) until it holds,
 // failing the test after 20s.

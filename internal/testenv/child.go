@@ -25,7 +25,7 @@ func StartChild(tb testing.TB, childTest string, env ...string) (string, *exec.C
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	var stderr syncBuffer
+	var stderr SyncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -59,20 +59,20 @@ func StartChild(tb testing.TB, childTest string, env ...string) (string, *exec.C
 	return "", nil
 }
 
-// syncBuffer is a bytes.Buffer safe for the child's stderr copier and the
-// test reading it.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for concurrent writers and readers:
+// a child process's output read while it runs, a logger's sink.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()

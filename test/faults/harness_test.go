@@ -354,23 +354,8 @@ func run(t *testing.T, name string, args ...string) {
 	}
 }
 
-// syncBuffer is a log sink safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer = testenv.SyncBuffer
 
 // tail is the last n lines of s.
 func tail(s string, n int) string {
