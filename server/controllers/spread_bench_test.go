@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/fields"
 	"github.com/skiffhq/skiff/api/resource"
 	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/storage"
@@ -29,8 +30,9 @@ const zoneLabel = "topology.kubernetes.io/zone"
 
 // BenchmarkSpreadDeployment measures issue 22's placement goal without
 // the network: on a real store with the real scheduler and controllers,
-// N nodes in 4 zones whose simulated agents run every pod bound to them at
-// once, the time from creating a Deployment of 10 000 replicas spread by
+// N nodes in 4 zones, each with its agent's assignment stream open (a
+// storage watch of spec.nodeName=<node>, drained), whose simulated agents
+// run every pod bound to them at once, the time from creating a Deployment of 10 000 replicas spread by
 // zone (maxSkew 1, DoNotSchedule) until all are bound and until all are
 // Running, and the process's CPU time meanwhile. Every zone must then hold
 // exactly a quarter of the replicas.
@@ -50,6 +52,7 @@ func benchSpread(b *testing.B, nodes, replicas int) {
 	store := storagetest.Open(b, storage.Options{})
 	log := slog.New(slog.DiscardHandler)
 	createNodes(b, store, nodes)
+	watchNodes(ctx, b, store, nodes)
 	sched, err := scheduler.New(scheduler.Config{Store: store, Logger: log})
 	if err != nil {
 		b.Fatal(err)
@@ -163,6 +166,26 @@ func createNodes(b *testing.B, store *storage.Store, n int) {
 	close(errs)
 	for err := range errs {
 		b.Fatal(err)
+	}
+}
+
+// watchNodes opens the assignment stream of each of n nodes, as the API
+// server does for every connected agent: a pod watch selecting
+// spec.nodeName, drained until ctx ends.
+func watchNodes(ctx context.Context, b *testing.B, store *storage.Store, n int) {
+	for i := range n {
+		fs, err := fields.Parse(fmt.Sprintf("spec.nodeName=node-%05d", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		w, err := store.Watch(ctx, "pods", storage.WatchOptions{FromNow: true, Fields: fs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			for range w.Events() {
+			}
+		}()
 	}
 }
 
