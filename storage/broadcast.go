@@ -21,6 +21,10 @@ type broadcaster struct {
 	closed          bool
 	closeErr        error
 
+	// indexed holds the watchers selecting one spec.nodeName (fanout.go);
+	// watchers, by resource, the others.
+	indexed watchIndex
+
 	wg sync.WaitGroup // one per running watcher goroutine
 }
 
@@ -54,12 +58,7 @@ func (b *broadcaster) publish(cs []*change) {
 	defer b.mu.Unlock()
 	for _, c := range cs {
 		b.pushLocked(c)
-		ws := b.watchers[c.key.resource]
-		for w := range ws {
-			if !w.offer(c) {
-				delete(ws, w)
-			}
-		}
+		b.fanOutLocked(c)
 	}
 	b.rev = cs[len(cs)-1].rev
 }
@@ -131,12 +130,7 @@ func (b *broadcaster) register(w *Watcher, compacted int64) error {
 			w.backlog = append(w.backlog, Event{Type: t, Revision: c.rev, Value: c.value, c: c})
 		}
 	}
-	ws := b.watchers[w.resource]
-	if ws == nil {
-		ws = make(map[*Watcher]struct{})
-		b.watchers[w.resource] = ws
-	}
-	ws[w] = struct{}{}
+	b.addLocked(w)
 	b.wg.Add(1)
 	return nil
 }
@@ -145,6 +139,7 @@ func (b *broadcaster) register(w *Watcher, compacted int64) error {
 func (b *broadcaster) remove(w *Watcher) {
 	b.mu.Lock()
 	delete(b.watchers[w.resource], w)
+	b.indexed.remove(w)
 	b.mu.Unlock()
 }
 
@@ -160,6 +155,7 @@ func (b *broadcaster) skipTo(rev int64, err error) {
 		}
 	}
 	clear(b.watchers)
+	b.indexed.failAll(err)
 	clear(b.ring)
 	b.start, b.n, b.bytes = 0, 0, 0
 	b.rev = rev
@@ -177,6 +173,7 @@ func (b *broadcaster) close(err error) {
 			}
 		}
 		clear(b.watchers)
+		b.indexed.failAll(err)
 	}
 	b.mu.Unlock()
 	b.wg.Wait()

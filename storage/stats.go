@@ -34,7 +34,7 @@ func (s *Store) Stats() Stats {
 func (b *broadcaster) count() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n := 0
+	n := b.indexed.n
 	for _, ws := range b.watchers {
 		n += len(ws)
 	}

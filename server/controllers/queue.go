@@ -30,6 +30,7 @@ type Queue struct {
 	processing map[string]bool
 	dirty      map[string]bool      // added while processing
 	waiting    map[string]time.Time // delayed adds: key → when
+	due        dueHeap              // waiting's entries by time, and stale ones
 	failures   map[string]int
 	queuedAt   map[string]time.Time // when each ready key was queued
 	wake       chan struct{}        // closed and replaced on every change
@@ -119,6 +120,7 @@ func (q *Queue) AddAt(key string, at time.Time) {
 		return
 	}
 	q.waiting[key] = at
+	q.due.push(key, at, q.waiting)
 	q.signalLocked()
 }
 
@@ -142,24 +144,25 @@ func (q *Queue) Forget(key string) {
 }
 
 // promoteLocked queues every delayed key that is due at now and returns
-// when the next one is due (zero if none).
+// when the next one is due (zero if none). It looks only at the due ones
+// (a heap), not at every delayed key: a controller may hold one per node.
 func (q *Queue) promoteLocked(now time.Time) time.Time {
-	var next time.Time
-	for k, t := range q.waiting {
-		if !t.After(now) {
-			delete(q.waiting, k)
-			if q.processing[k] {
-				q.dirty[k] = true
-			} else if !q.queued[k] {
-				q.enqueueLocked(k)
-			}
-			continue
+	for {
+		k, t, ok := q.due.peek(q.waiting)
+		if !ok {
+			return time.Time{}
 		}
-		if next.IsZero() || t.Before(next) {
-			next = t
+		if t.After(now) {
+			return t
+		}
+		q.due.pop()
+		delete(q.waiting, k)
+		if q.processing[k] {
+			q.dirty[k] = true
+		} else if !q.queued[k] {
+			q.enqueueLocked(k)
 		}
 	}
-	return next
 }
 
 // TryGet returns a key ready at the clock's now without waiting; the
@@ -241,11 +244,6 @@ func (q *Queue) Len() int {
 func (q *Queue) NextDelayed() (time.Time, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var next time.Time
-	for _, t := range q.waiting {
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
-	}
-	return next, !next.IsZero()
+	_, next, ok := q.due.peek(q.waiting)
+	return next, ok
 }

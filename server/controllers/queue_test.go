@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -55,4 +57,71 @@ func TestEventfCopiesEveryKind(t *testing.T) {
 		}
 	}
 	eventf(context.Background(), &recordingRecorder{}, (*api.Pod)(nil), api.EventTypeNormal, "Test", "m") // no panic
+}
+
+// TestQueueDelayedKeys: delayed keys come out when due and not before, in
+// any number; an earlier AddAt of a waiting key wins and a later one does
+// not; Add queues a waiting key at once and cancels its delay;
+// NextDelayed follows the earliest live delay.
+func TestQueueDelayedKeys(t *testing.T) {
+	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
+	q := NewQueue(clk)
+	const n = 1000
+	// Key i is due at start + ((i*7919)%n + 1) seconds: every second once.
+	for i := range n {
+		q.AddAt(fmt.Sprint("k", i), start.Add(time.Duration((i*7919)%n+1)*time.Second))
+	}
+	q.AddAt("k0", start.Add(time.Hour))            // later: ignored
+	q.AddAt("k1", start.Add(500*time.Millisecond)) // earlier: wins
+	q.Add("k2")                                    // now: delay cancelled
+	if next, ok := q.NextDelayed(); !ok || !next.Equal(start.Add(500*time.Millisecond)) {
+		t.Fatalf("NextDelayed = %v, %v; want %v", next, ok, start.Add(500*time.Millisecond))
+	}
+	got := func() []string {
+		var keys []string
+		for {
+			k, ok := q.TryGet()
+			if !ok {
+				return keys
+			}
+			q.Done(k)
+			keys = append(keys, k)
+		}
+	}
+	if keys := got(); len(keys) != 1 || keys[0] != "k2" {
+		t.Fatalf("at start got %v; want [k2]", keys)
+	}
+	clk.Advance(500 * time.Millisecond)
+	if keys := got(); len(keys) != 1 || keys[0] != "k1" {
+		t.Fatalf("at +0.5s got %v; want [k1]", keys)
+	}
+	seen := map[string]bool{"k1": true, "k2": true}
+	for s := 1; s <= n; s++ {
+		clk.Advance(start.Add(time.Duration(s)*time.Second - time.Nanosecond).Sub(clk.Now()))
+		before := got()
+		clk.Advance(time.Nanosecond)
+		keys := got()
+		var want []string
+		for i := range n {
+			if k := fmt.Sprint("k", i); (i*7919)%n+1 == s && !seen[k] {
+				want = append(want, k)
+			}
+		}
+		if len(before) != 0 || !slices.Equal(keys, want) {
+			t.Fatalf("second %d: got %v just before and %v at it; want none and %v", s, before, keys, want)
+		}
+		for _, k := range keys {
+			seen[k] = true
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("%d of %d keys came out", len(seen), n)
+	}
+	if next, ok := q.NextDelayed(); ok {
+		t.Fatalf("NextDelayed after all = %v; want none", next)
+	}
+	if l := len(q.due.h); l > 64 {
+		t.Errorf("%d heap entries left with nothing delayed", l)
+	}
 }

@@ -269,14 +269,22 @@ func mergeFound(dst []found, outs []workerOut) []found {
 }
 
 // ownerSpread fills the OwnerSpread raw score of all from the Cache's
-// per-owner node counts: only the few nodes already holding the owner's
-// pods score above 0, so this visits those rather than every node.
+// per-owner node counts: only the nodes already holding the owner's pods
+// score above 0, so this visits those or the found nodes, whichever are
+// fewer (a large owner, 10 000 replicas over 10 000 nodes, holds more
+// nodes than a search keeps).
 func (sc *scratch) ownerSpread(snap Snapshot, pi *PodInfo, all []found) {
 	if pi.OwnerUID == "" {
 		return
 	}
 	on := snap.owners[pi.OwnerUID]
 	if len(on) == 0 {
+		return
+	}
+	if len(all) <= len(on) {
+		for i := range all {
+			all[i].raw[ownerSpreadScorer] = int64(on[all[i].ni])
+		}
 		return
 	}
 	n := len(snap.Nodes)

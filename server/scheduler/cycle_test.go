@@ -116,3 +116,49 @@ func TestScheduleStopsAfterEnoughFeasible(t *testing.T) {
 		t.Errorf("numToFind(99) = %d; want all", got)
 	}
 }
+
+// TestOwnerSpreadEitherWay: the OwnerSpread raw scores are the owner's
+// pod count on each found node whether ownerSpread walks the owner's
+// nodes (fewer than the found ones) or the found nodes (fewer than the
+// owner's: a large Deployment over many nodes).
+func TestOwnerSpreadEitherWay(t *testing.T) {
+	var nodes []*api.Node
+	for i := range 40 {
+		nodes = append(nodes, st.Node(fmt.Sprintf("n%02d", i), "8", "16Gi"))
+	}
+	var pods []*api.Pod
+	for i := range 30 { // rs1: 1 pod on n00…n29, and a second on n00…n09
+		pods = append(pods, st.Pod(fmt.Sprintf("a%d", i), "", "", st.Owner("rs1"), st.OnNode(fmt.Sprintf("n%02d", i))))
+		if i < 10 {
+			pods = append(pods, st.Pod(fmt.Sprintf("b%d", i), "", "", st.Owner("rs1"), st.OnNode(fmt.Sprintf("n%02d", i))))
+		}
+	}
+	snap := NewSnapshot(nodes, pods)
+	pi := NewPodInfo(st.Pod("p", "", "", st.Owner("rs1")))
+	want := func(name string) int64 {
+		var i int
+		fmt.Sscanf(name, "n%d", &i)
+		switch {
+		case i < 10:
+			return 2
+		case i < 30:
+			return 1
+		}
+		return 0
+	}
+	for _, kept := range []int{5, 40} { // fewer than the owner's 30 nodes, more
+		var all []found
+		for i, ni := range snap.Nodes {
+			if i%(40/kept) == 0 || kept == 40 {
+				all = append(all, found{pos: i, ni: ni})
+			}
+		}
+		sc := new(scratch)
+		sc.ownerSpread(snap, pi, all)
+		for _, f := range all {
+			if got := f.raw[ownerSpreadScorer]; got != want(f.ni.Name) {
+				t.Errorf("%d found: %s scores %d; want %d", len(all), f.ni.Name, got, want(f.ni.Name))
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/labels"
@@ -62,10 +63,23 @@ type spreadKey struct{ ns, sel, key string }
 
 // spreadIndex is the count of the matching pods per domain; every domain
 // of the node list is present, with 0 when empty.
+//
+// The filter asks, for each node a search visits, its domain's count:
+// rather than two string-keyed map lookups (the node's label, the
+// domain's count) it reads the node's domain number (dom, by the node's
+// position in the list the index was filled from) and that domain's
+// count (byDom). The index is dropped whenever the node list or a node's
+// labels change, so positions stay valid while it lives; nodes is that
+// list, checked before dom is trusted.
 type spreadIndex struct {
 	ns, key string
 	sel     labels.Selector
 	counts  map[string]int32
+
+	ids   map[string]int32 // domain → number
+	byDom []int32          // number → count (as counts)
+	dom   []int32          // node position → domain number, -1 without the key
+	nodes []*NodeInfo
 }
 
 func (ix *spreadIndex) add(pi *PodInfo, ni *NodeInfo, d int32) {
@@ -77,12 +91,26 @@ func (ix *spreadIndex) add(pi *PodInfo, ni *NodeInfo, d int32) {
 		return
 	}
 	ix.counts[v] += d
+	if id, ok := ix.ids[v]; ok {
+		ix.byDom[id] += d
+	}
+}
+
+// domainOf returns ni's domain number in ix, -1 when ni has no key, and
+// ok false when ix does not know ni's position (the caller then looks
+// the label up).
+func (ix *spreadIndex) domainOf(ni *NodeInfo) (id int32, ok bool) {
+	if ni.idx < len(ix.nodes) && ix.nodes[ni.idx] == ni {
+		return ix.dom[ni.idx], true
+	}
+	return 0, false
 }
 
 // spreadState is one constraint during one cycle.
 type spreadState struct {
 	c      *spreadConstraint
-	counts map[string]int32 // read-only during the cycle
+	ix     *spreadIndex     // read-only during the cycle
+	counts map[string]int32 // ix.counts
 	min    int32            // the smallest domain's count
 }
 
@@ -94,8 +122,9 @@ func spreadStates(snap Snapshot, pi *PodInfo) []spreadState {
 	out := make([]spreadState, len(pi.spread))
 	for i := range pi.spread {
 		c := &pi.spread[i]
-		counts := snap.spreadCounts(pi.Pod.Namespace, c)
-		st := spreadState{c: c, counts: counts}
+		ix := snap.spreadIndex(pi.Pod.Namespace, c)
+		counts := ix.counts
+		st := spreadState{c: c, ix: ix, counts: counts}
 		first := true
 		for _, n := range counts {
 			if first || n < st.min {
@@ -107,15 +136,15 @@ func spreadStates(snap Snapshot, pi *PodInfo) []spreadState {
 	return out
 }
 
-// spreadCounts returns the counts for c in namespace ns: the Cache's
+// spreadIndex returns the counts for c in namespace ns: the Cache's
 // kept ones, made now if missing.
-func (snap Snapshot) spreadCounts(ns string, c *spreadConstraint) map[string]int32 {
+func (snap Snapshot) spreadIndex(ns string, c *spreadConstraint) *spreadIndex {
 	if snap.cache == nil {
 		ix := &spreadIndex{ns: ns, key: c.key, sel: c.sel, counts: map[string]int32{}}
 		fillSpread(ix, snap.Nodes)
-		return ix.counts
+		return ix
 	}
-	return snap.cache.spreadIndex(ns, c).counts
+	return snap.cache.spreadIndex(ns, c)
 }
 
 // spreadIndex returns the kept counts for c in ns, counting them now if
@@ -134,17 +163,33 @@ func (c *Cache) spreadIndex(ns string, sc *spreadConstraint) *spreadIndex {
 	return ix
 }
 
-// fillSpread counts the pods on nodes into ix.
+// fillSpread counts the pods on nodes into ix and numbers its domains.
 func fillSpread(ix *spreadIndex, nodes []*NodeInfo) {
-	for _, ni := range nodes {
+	// A copy: the Cache rebuilds its list in place.
+	ix.ids, ix.nodes, ix.dom = map[string]int32{}, slices.Clone(nodes), make([]int32, len(nodes))
+	for i, ni := range nodes {
+		ix.dom[i] = -1
+		if ni.idx != i {
+			ix.nodes = nil // not a Snapshot's list: positions unknown
+		}
 		v, ok := ni.Labels[ix.key]
 		if !ok {
 			continue
 		}
+		id, seen := ix.ids[v]
+		if !seen {
+			id = int32(len(ix.byDom))
+			ix.ids[v] = id
+			ix.byDom = append(ix.byDom, 0)
+		}
+		ix.dom[i] = id
 		ix.counts[v] += 0
 		for _, pi := range ni.Pods {
 			ix.add(pi, ni, 1)
 		}
+	}
+	if ix.nodes == nil {
+		ix.dom = nil
 	}
 }
 
@@ -171,11 +216,20 @@ func spreadFits(states []spreadState, ni *NodeInfo, out []Reason) []Reason {
 		if !st.c.hard {
 			continue
 		}
-		v, ok := ni.Labels[st.c.key]
-		if !ok {
-			return append(out, Reason{Code: ReasonSpreadLabel})
+		var n int32
+		if id, known := st.ix.domainOf(ni); known {
+			if id < 0 {
+				return append(out, Reason{Code: ReasonSpreadLabel})
+			}
+			n = st.ix.byDom[id]
+		} else {
+			v, ok := ni.Labels[st.c.key]
+			if !ok {
+				return append(out, Reason{Code: ReasonSpreadLabel})
+			}
+			n = st.counts[v]
 		}
-		if st.counts[v]+st.c.self-st.min > st.c.maxSkew {
+		if n+st.c.self-st.min > st.c.maxSkew {
 			return append(out, Reason{Code: ReasonSpread})
 		}
 	}

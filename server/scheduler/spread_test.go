@@ -101,6 +101,7 @@ func TestSpreadThroughTheCache(t *testing.T) {
 	for _, n := range zonedNodes(40, 4) {
 		c.SetNode(n)
 	}
+	c.SetNode(st.Node("bare", "8", "16Gi")) // no zone: never a candidate
 	a := &Algorithm{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var placed []*PodInfo
@@ -125,6 +126,9 @@ func TestSpreadThroughTheCache(t *testing.T) {
 		if i == 150 { // z3's n003 moves to z0: the counts are rebuilt
 			c.SetNode(st.Node("n003", "8", "16Gi", st.Labels(zoneKey, "z0")))
 		}
+		if i == 200 { // a new node: the list and the positions change
+			c.SetNode(st.Node("a-new", "8", "16Gi", st.Labels(zoneKey, "z1")))
+		}
 		counts := map[string]int32{}
 		for _, p := range placed {
 			node, _ := c.PodNode(p.Key)
@@ -144,6 +148,18 @@ func TestSpreadThroughTheCache(t *testing.T) {
 		fillSpread(fresh, c.Snapshot().Nodes)
 		if !maps.Equal(kept, fresh.counts) {
 			t.Fatalf("after pod %d the kept counts are %v; a fresh count is %v", i, kept, fresh.counts)
+		}
+		// The filter's reading by node position agrees with the labels.
+		ix := c.spreadIndex("default", &pi.spread[0])
+		for _, ni := range c.Snapshot().Nodes {
+			id, known := ix.domainOf(ni)
+			v, labelled := ni.Labels[zoneKey]
+			switch {
+			case !known:
+				t.Fatalf("after pod %d the index does not know node %s's position", i, ni.Name)
+			case !labelled && id != -1, labelled && (id < 0 || ix.byDom[id] != kept[v]):
+				t.Fatalf("after pod %d node %s (zone %q) reads domain %d; counts %v by number %v", i, ni.Name, v, id, kept, ix.byDom)
+			}
 		}
 	}
 }
