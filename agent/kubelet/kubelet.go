@@ -120,15 +120,15 @@ type Config struct {
 	// Periods; zero means the default in brackets.
 	SyncPeriod         time.Duration // due pods are checked [1s]
 	HousekeepingPeriod time.Duration // [2s]
+	RelistPeriod       time.Duration // PLEG relist [1s]
+	ResyncInterval     time.Duration // a healthy pod is resynced [1m]
+	ErrorRetry         time.Duration // a failed sync is retried [10s]
 	// NetworkResync bounds how long housekeeping goes without calling
 	// the Network's Reconcile while the set of live pods stays the same
 	// (Reconcile also repairs the node's bridge, nftables table and
 	// overlay) [30s]; a changed set, or a failed Reconcile, calls it at
 	// the next housekeeping.
 	NetworkResync time.Duration
-	RelistPeriod       time.Duration // PLEG relist [1s]
-	ResyncInterval     time.Duration // a healthy pod is resynced [1m]
-	ErrorRetry         time.Duration // a failed sync is retried [10s]
 	// MaxLogSize caps a container log file; beyond it the file is copied
 	// to "<file>.1" and truncated [10 MiB].
 	MaxLogSize int64
