@@ -16,7 +16,8 @@ import (
 // ReleaseStartupPages drops the process's mappings of the pages of its
 // own executable that are never written (text, read-only data, the
 // symbol table) — madvise(MADV_DONTNEED), which for such private file
-// mappings only unmaps clean page-cache pages — and returns how many
+// mappings only unmaps clean page-cache pages, then MADV_PAGEOUT of the
+// large folios faulted back meanwhile — and returns how many
 // bytes of address space it advised. Writable mappings (data, heap,
 // stacks) are left alone. It is safe at any time: a page used again is
 // faulted back from the page cache (or the file) unchanged.
@@ -63,7 +64,7 @@ func ReleaseStartupPages() (int64, error) {
 	// executable in folios of up to 2 MiB, and a folio some process maps
 	// cannot be dropped): reclaim those folios (MADV_PAGEOUT evicts the
 	// clean file pages only this process maps, folio and all), so that
-	// the next fault reads back a single page. (Kernels before 5.4 have
+	// the next fault maps small pages, not a 2 MiB folio. (Kernels before 5.4 have
 	// no MADV_PAGEOUT: EINVAL.) Splitting a folio to reclaim the pages
 	// this process mapped leaves its other pages cached and mapped by no
 	// one: the second fadvise drops them.
