@@ -64,10 +64,10 @@ func ReleaseStartupPages() (int64, error) {
 	// executable in folios of up to 2 MiB, and a folio some process maps
 	// cannot be dropped): reclaim those folios (MADV_PAGEOUT evicts the
 	// clean file pages only this process maps, folio and all), so that
-	// the next fault maps small pages, not a 2 MiB folio. (Kernels before 5.4 have
-	// no MADV_PAGEOUT: EINVAL.) Splitting a folio to reclaim the pages
-	// this process mapped leaves its other pages cached and mapped by no
-	// one: the second fadvise drops them.
+	// the next fault maps small pages, not a 2 MiB folio. (Kernels
+	// before 5.4 have no MADV_PAGEOUT: EINVAL.) Splitting a folio to
+	// reclaim the pages this process mapped leaves its other pages cached
+	// and mapped by no one: the second fadvise drops them.
 	if _, err := advise(ranges, unix.MADV_PAGEOUT); err != nil && !errors.Is(err, unix.EINVAL) {
 		return n, err
 	}
