@@ -1,13 +1,13 @@
 package cgroups
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -126,13 +126,20 @@ func (d *v1driver) exists(p string) bool {
 
 func (d *v1driver) children(p string) ([]string, error) {
 	seen := map[string]bool{}
-	var out []string
+	var out, listed []string
 	for _, s := range d.subsystems {
 		ps, ok := s.(pather)
 		if !ok {
 			continue
 		}
-		names, err := subdirs(ps.Path(p))
+		// Co-mounted controllers (cpu,cpuacct; net_cls,net_prio) share
+		// one directory: list it once.
+		dir := ps.Path(p)
+		if slices.Contains(listed, dir) {
+			continue
+		}
+		listed = append(listed, dir)
+		names, err := subdirs(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -173,11 +180,11 @@ func (d *v1driver) memory(p string) (MemoryStats, error) {
 	if err != nil {
 		return MemoryStats{}, err
 	}
-	stat, err := readKV(filepath.Join(dir, "memory.stat"))
+	stat, _, err := readKeys(filepath.Join(dir, "memory.stat"), "total_inactive_file", "total_rss")
 	if err != nil {
 		return MemoryStats{}, err
 	}
-	return MemoryStats{Usage: usage, WorkingSet: workingSet(usage, stat["total_inactive_file"]), RSS: stat["total_rss"]}, nil
+	return MemoryStats{Usage: usage, WorkingSet: workingSet(usage, stat[0]), RSS: stat[1]}, nil
 }
 
 func (d *v1driver) cpu(p string) (uint64, error) {
@@ -193,11 +200,11 @@ func (d *v1driver) oomKills(p string) (uint64, error) {
 	if !ok {
 		return 0, errors.New("no memory controller")
 	}
-	kv, err := readKV(filepath.Join(s.Path(p), "memory.oom_control"))
+	kv, _, err := readKeys(filepath.Join(s.Path(p), "memory.oom_control"), "oom_kill")
 	if err != nil {
 		return 0, err
 	}
-	return kv["oom_kill"], nil
+	return kv[0], nil
 }
 
 func (d *v1driver) pids(p string) (uint64, error) {
@@ -221,24 +228,6 @@ func workingSet(usage, inactiveFile uint64) uint64 {
 		return 0
 	}
 	return usage - inactiveFile
-}
-
-// subdirs lists the directories in dir; a missing dir has none.
-func subdirs(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() {
-			out = append(out, e.Name())
-		}
-	}
-	return out, nil
 }
 
 // removeTree removes the cgroup directory dir and its descendants, deepest
@@ -282,28 +271,4 @@ func readUint(file string) (uint64, error) {
 		return 0, fmt.Errorf("parse %s: %w", file, err)
 	}
 	return v, nil
-}
-
-// readKV reads a "key value" per line file (memory.stat, memory.events,
-// memory.oom_control); lines that do not parse are skipped.
-func readKV(file string) (map[string]uint64, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := map[string]uint64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			continue
-		}
-		out[k] = n
-	}
-	return out, sc.Err()
 }

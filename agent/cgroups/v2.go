@@ -113,36 +113,36 @@ func (d *v2driver) memory(p string) (MemoryStats, error) {
 	if err != nil {
 		return MemoryStats{}, err
 	}
-	stat, err := readKV(filepath.Join(d.dir(p), "memory.stat"))
+	stat, _, err := readKeys(filepath.Join(d.dir(p), "memory.stat"), "inactive_file", "anon")
 	if err != nil {
 		return MemoryStats{}, err
 	}
-	return MemoryStats{Usage: usage, WorkingSet: workingSet(usage, stat["inactive_file"]), RSS: stat["anon"]}, nil
+	return MemoryStats{Usage: usage, WorkingSet: workingSet(usage, stat[0]), RSS: stat[1]}, nil
 }
 
 // cpu reads usage_usec from cpu.stat, which v2 keeps even where the cpu
 // controller is not enabled.
 func (d *v2driver) cpu(p string) (uint64, error) {
-	kv, err := readKV(filepath.Join(d.dir(p), "cpu.stat"))
+	kv, found, err := readKeys(filepath.Join(d.dir(p), "cpu.stat"), "usage_usec")
 	if err != nil {
 		return 0, err
 	}
-	usec, ok := kv["usage_usec"]
-	if !ok {
+	usec := kv[0]
+	if !found[0] {
 		return 0, fmt.Errorf("%s: no usage_usec", filepath.Join(d.dir(p), "cpu.stat"))
 	}
 	return usec * 1000, nil
 }
 
 func (d *v2driver) oomKills(p string) (uint64, error) {
-	kv, err := readKV(filepath.Join(d.dir(p), "memory.events"))
+	kv, _, err := readKeys(filepath.Join(d.dir(p), "memory.events"), "oom_kill")
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, err
 	}
 	if err != nil {
 		return 0, err
 	}
-	return kv["oom_kill"], nil
+	return kv[0], nil
 }
 
 func (d *v2driver) pids(p string) (uint64, error) {

@@ -20,3 +20,16 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseMeminfo: any /proc/meminfo text parses or is refused, without
+// a panic, and a parsed working set never exceeds the capacity.
+func FuzzParseMeminfo(f *testing.F) {
+	f.Add([]byte("MemTotal: 100 kB\nMemFree: 10 kB\nInactive(file): 5 kB\n"))
+	f.Add([]byte("MemTotal: 1 kB\nMemFree: 9 kB\nInactive(file): 0 kB"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := parseMeminfo(b)
+		if err == nil && uint64(m.WorkingSet) > uint64(m.Capacity) {
+			t.Fatalf("working set %d above capacity %d", m.WorkingSet, m.Capacity)
+		}
+	})
+}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/shirou/gopsutil/v4/disk"
-	"github.com/shirou/gopsutil/v4/mem"
 
 	"github.com/skiffhq/skiff/agent/cgroups"
 	"github.com/skiffhq/skiff/agent/volumes"
@@ -162,22 +161,15 @@ func (n *NodeStats) Summary(ctx context.Context, pods []*api.Pod) (Summary, erro
 
 // nodeMemory is capacity less working set, as the kubelet computes it:
 // the working set is the memory in use (total less free) less the
-// inactive file pages the kernel can drop.
+// inactive file pages the kernel can drop. It reads /proc/meminfo once
+// and parses the three fields it uses (every second: gopsutil read and
+// split the whole file twice).
 func nodeMemory(ctx context.Context) (MemoryStats, error) {
-	vm, err := mem.VirtualMemoryWithContext(ctx)
+	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
-		return MemoryStats{}, err
+		return MemoryStats{}, fmt.Errorf("node memory: %w", err)
 	}
-	ex, err := mem.NewExLinux().VirtualMemoryWithContext(ctx)
-	if err != nil {
-		return MemoryStats{}, err
-	}
-	usage := vm.Total - vm.Free
-	ws := uint64(0)
-	if usage > ex.InactiveFile {
-		ws = usage - ex.InactiveFile
-	}
-	return MemoryStats{Capacity: int64(vm.Total), WorkingSet: int64(ws)}, nil
+	return parseMeminfo(b)
 }
 
 func fsStats(ctx context.Context, dir string) (FsStats, error) {

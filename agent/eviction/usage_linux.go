@@ -157,3 +157,44 @@ func parseNetDev(b []byte) (api.NetworkUsage, error) {
 	}
 	return u, nil
 }
+
+// parseMeminfo reads MemTotal, MemFree and Inactive(file) (kB) of the
+// text of /proc/meminfo into capacity and working set (bytes).
+func parseMeminfo(b []byte) (MemoryStats, error) {
+	keys := [...]string{"MemTotal:", "MemFree:", "Inactive(file):"}
+	var vals [len(keys)]uint64
+	var found [len(keys)]bool
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		f := bytes.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		for i, k := range keys {
+			if found[i] || string(f[0]) != k {
+				continue
+			}
+			v, err := strconv.ParseUint(string(f[1]), 10, 64)
+			if err != nil {
+				return MemoryStats{}, fmt.Errorf("node memory: parse %q: %w", line, err)
+			}
+			vals[i], found[i] = v<<10, true
+		}
+	}
+	for i, k := range keys {
+		if !found[i] {
+			return MemoryStats{}, fmt.Errorf("node memory: no %s in /proc/meminfo", strings.TrimSuffix(k, ":"))
+		}
+	}
+	total, free, inactiveFile := vals[0], vals[1], vals[2]
+	var ws uint64
+	if usage := total - min(free, total); usage > inactiveFile {
+		ws = usage - inactiveFile
+	}
+	return MemoryStats{Capacity: int64(total), WorkingSet: int64(ws)}, nil
+}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/shirou/gopsutil/v4/mem"
+
 	"github.com/skiffhq/skiff/agent/cgroups"
 	"github.com/skiffhq/skiff/api"
 )
@@ -136,5 +138,41 @@ func TestDiskReadingsDroppedWhenTheDiskMoves(t *testing.T) {
 		if _, ok := n.disk["uid1"]; ok != s.kept {
 			t.Fatalf("step %d (available %d): reading kept = %v; want %v", i, s.avail, ok, s.kept)
 		}
+	}
+}
+
+func TestParseMeminfo(t *testing.T) {
+	const meminfo = "MemTotal:        8000000 kB\nMemFree:         1000000 kB\nMemAvailable:    5000000 kB\nActive(file):     900000 kB\nInactive(file):  2000000 kB\nHugePages_Total:       0\n"
+	got, err := parseMeminfo([]byte(meminfo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (MemoryStats{Capacity: 8000000 << 10, WorkingSet: (8000000 - 1000000 - 2000000) << 10}); got != want {
+		t.Fatalf("parseMeminfo = %+v; want %+v (total, in use less inactive file)", got, want)
+	}
+	// Inactive file above what is in use: working set 0, not a wrap.
+	if got, err := parseMeminfo([]byte("MemTotal: 100 kB\nMemFree: 90 kB\nInactive(file): 50 kB")); err != nil || got.WorkingSet != 0 || got.Capacity != 100<<10 {
+		t.Fatalf("parseMeminfo = %+v, %v; want capacity 100 KiB, working set 0", got, err)
+	}
+	for _, bad := range []string{"MemTotal: 1 kB\nMemFree: 1 kB\n", "MemTotal: x kB\nMemFree: 1 kB\nInactive(file): 1 kB\n", ""} {
+		if _, err := parseMeminfo([]byte(bad)); err == nil {
+			t.Errorf("parseMeminfo(%q) = nil error; want a missing or bad field refused", bad)
+		}
+	}
+}
+
+// TestNodeMemoryMatchesGopsutil: the node's capacity read from
+// /proc/meminfo is what gopsutil (which the agent used before) reads.
+func TestNodeMemoryMatchesGopsutil(t *testing.T) {
+	got, err := nodeMemory(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm, err := mem.VirtualMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Capacity != int64(vm.Total) || got.WorkingSet <= 0 || got.WorkingSet > got.Capacity {
+		t.Fatalf("nodeMemory = %+v; want capacity %d (gopsutil's total) and a working set within it", got, vm.Total)
 	}
 }

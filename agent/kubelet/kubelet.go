@@ -123,6 +123,12 @@ type Config struct {
 	RelistPeriod       time.Duration // PLEG relist [1s]
 	ResyncInterval     time.Duration // a healthy pod is resynced [1m]
 	ErrorRetry         time.Duration // a failed sync is retried [10s]
+	// NetworkResync bounds how long housekeeping goes without calling
+	// the Network's Reconcile while the set of live pods stays the same
+	// (Reconcile also repairs the node's bridge, nftables table and
+	// overlay) [30s]; a changed set, or a failed Reconcile, calls it at
+	// the next housekeeping.
+	NetworkResync time.Duration
 	// MaxLogSize caps a container log file; beyond it the file is copied
 	// to "<file>.1" and truncated [10 MiB].
 	MaxLogSize int64
@@ -182,6 +188,7 @@ func (c *Config) setDefaults() {
 	}
 	def(&c.SyncPeriod, time.Second)
 	def(&c.HousekeepingPeriod, 2*time.Second)
+	def(&c.NetworkResync, 30*time.Second)
 	def(&c.RelistPeriod, time.Second)
 	def(&c.ResyncInterval, time.Minute)
 	def(&c.ErrorRetry, 10*time.Second)
@@ -216,6 +223,11 @@ type Kubelet struct {
 	// rejected are the pods Config.Admit refused, by UID; they never run.
 	rejected map[string]bool
 	flushes  chan chan struct{} // tests: run a sync-loop pass
+
+	// Owned by the sync loop: the live set (sorted UIDs, joined) of the
+	// last successful network Reconcile, and when it ran.
+	netLive string
+	netAt   time.Time
 }
 
 // New returns a Kubelet for cfg; it fails on an invalid cfg.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/skiffhq/skiff/agent/prober"
@@ -32,7 +34,9 @@ func (k *Kubelet) setUpNetwork(ctx context.Context, pod *api.Pod, sb runtime.San
 
 // reconcileNetwork lets the network free what no pod holds. It runs in the
 // sync loop, where no pod can become desired meanwhile, so every pod a
-// worker may be setting up is in the live set.
+// worker may be setting up is in the live set. While that set stays the
+// same it calls Reconcile (a netlink dump and an nftables read at the
+// least) once every NetworkResync, not at every housekeeping.
 func (k *Kubelet) reconcileNetwork(ctx context.Context) {
 	r, ok := k.cfg.Network.(networkReconciler)
 	if !ok {
@@ -57,9 +61,18 @@ func (k *Kubelet) reconcileNetwork(ctx context.Context) {
 	for _, uid := range k.workers.activeUIDs() {
 		add(uid)
 	}
+	slices.Sort(live)
+	key := strings.Join(live, ",")
+	now := k.clock.Now()
+	if key == k.netLive && !k.netAt.IsZero() && now.Sub(k.netAt) < k.cfg.NetworkResync {
+		return
+	}
 	if err := r.Reconcile(ctx, live); err != nil {
 		k.log.Warn("reconcile pod network", "err", err)
+		k.netAt = time.Time{} // again at the next housekeeping
+		return
 	}
+	k.netLive, k.netAt = key, now
 }
 
 // updateProber tells the prober pod's running app containers.

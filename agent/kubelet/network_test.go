@@ -25,6 +25,7 @@ type fakeNetwork struct {
 	teardowns []string
 	fail      error
 	live      [][]string
+	reconcErr error // what Reconcile returns
 }
 
 func (n *fakeNetwork) SetUpPod(ctx context.Context, uid, netnsPath string, pod *api.Pod) (string, error) {
@@ -60,7 +61,7 @@ func (n *fakeNetwork) Reconcile(ctx context.Context, live []string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.live = append(n.live, live)
-	return nil
+	return n.reconcErr
 }
 
 func (n *fakeNetwork) snapshot() (setUps, teardowns []string, reconciles int) {
@@ -285,5 +286,53 @@ func TestSandboxCutShortIsCompleted(t *testing.T) {
 	h.advance(30 * time.Second)
 	if n := h.rt.CallCount(fake.MethodCreateSandbox, "u1"); n != 1 {
 		t.Fatalf("CreateSandbox called %d times; want it left alone once complete", n)
+	}
+}
+
+// TestNetworkReconcileOnChangeAndEveryResync: housekeeping (every 2 s)
+// calls Reconcile when the live set changes, otherwise once every
+// NetworkResync, and at every housekeeping after a failed one.
+func TestNetworkReconcileOnChangeAndEveryResync(t *testing.T) {
+	net := &fakeNetwork{ips: map[string]string{}}
+	h := newHarnessWith(t, func(c *Config) {
+		c.Network, c.PodIP = net, nil
+		c.NetworkResync = 20 * time.Second
+	})
+	net.rt = h.rt
+	h.send(config.ADD, mkPod("u1", "app"))
+	h.settle()
+	h.advance(2 * time.Second)
+	_, _, n0 := net.snapshot()
+	if n0 == 0 {
+		t.Fatal("no Reconcile after the first pod came")
+	}
+	for i := 0; i < 8; i++ { // 16 s, same live set
+		h.advance(2 * time.Second)
+	}
+	if _, _, n := net.snapshot(); n != n0 {
+		t.Fatalf("Reconcile calls %d -> %d within NetworkResync of an unchanged live set; want none", n0, n)
+	}
+	h.advance(4 * time.Second) // past 20 s
+	_, _, n1 := net.snapshot()
+	if n1 != n0+1 {
+		t.Fatalf("Reconcile calls %d -> %d after NetworkResync; want one", n0, n1)
+	}
+	h.send(config.ADD, mkPod("u2", "app"))
+	h.settle()
+	h.advance(2 * time.Second)
+	net.mu.Lock()
+	last := net.live[len(net.live)-1]
+	n2 := len(net.live)
+	net.reconcErr = errTest
+	net.mu.Unlock()
+	if n2 <= n1 || len(last) != 2 {
+		t.Fatalf("Reconcile calls %d -> %d, last live %v after a second pod; want a call with both", n1, n2, last)
+	}
+	h.advance(20 * time.Second) // a resync fails...
+	_, _, n3 := net.snapshot()
+	h.advance(2 * time.Second) // ...and is retried at the next housekeeping
+	h.advance(2 * time.Second)
+	if _, _, n := net.snapshot(); n != n3+2 {
+		t.Fatalf("Reconcile calls %d -> %d in two housekeepings after a failure; want two retries", n3, n)
 	}
 }

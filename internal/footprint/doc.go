@@ -7,6 +7,8 @@
 // the binary, so a just-started process has most of its text and
 // read-only data resident although its steady state runs a small part of
 // it. ReleaseStartupPages unmaps those clean, file-backed pages once
-// start-up is over: they stay in the page cache, where the kernel may
-// reclaim them, and the code that keeps running faults its pages back.
+// start-up is over, and the page cache's copies no process maps any more;
+// the code that keeps running faults its pages back, one small page at a
+// time (no huge mappings, no read-ahead of read-only data), where before
+// a fault could map a whole 2 MiB folio of the page cache.
 package footprint

@@ -3,6 +3,7 @@ package footprint
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -15,7 +16,8 @@ import (
 // ReleaseStartupPages drops the process's mappings of the pages of its
 // own executable that are never written (text, read-only data, the
 // symbol table) — madvise(MADV_DONTNEED), which for such private file
-// mappings only unmaps clean page-cache pages — and returns how many
+// mappings only unmaps clean page-cache pages, then MADV_PAGEOUT of the
+// large folios faulted back meanwhile — and returns how many
 // bytes of address space it advised. Writable mappings (data, heap,
 // stacks) are left alone. It is safe at any time: a page used again is
 // faulted back from the page cache (or the file) unchanged.
@@ -32,16 +34,18 @@ func ReleaseStartupPages() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("release start-up pages: %w", err)
 	}
-	var n int64
-	for _, r := range ranges {
-		// Random access: a fault reads the one page it needs, no
-		// read-ahead of its neighbours.
-		for _, advice := range []int{unix.MADV_RANDOM, unix.MADV_DONTNEED} {
-			if _, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(r.start), uintptr(r.end-r.start), uintptr(advice)); errno != 0 {
-				return n, fmt.Errorf("release start-up pages: madvise %x-%x: %w", r.start, r.end, errno)
-			}
-		}
-		n += int64(r.end - r.start)
+	// No huge (PMD) mappings of these ranges from now on: a fault maps
+	// page-table entries, never a whole 2 MiB folio (a kernel without
+	// transparent huge pages refuses MADV_NOHUGEPAGE with EINVAL: it maps
+	// none anyway); random access: a fault of read-only data reads the
+	// one page it needs, no read-ahead of its neighbours; then drop what
+	// is mapped.
+	if _, err := advise(ranges, unix.MADV_NOHUGEPAGE); err != nil && !errors.Is(err, unix.EINVAL) {
+		return 0, err
+	}
+	n, err := advise(ranges, unix.MADV_RANDOM, unix.MADV_DONTNEED)
+	if err != nil {
+		return n, err
 	}
 	// The binary's pages no process maps any more leave the page cache,
 	// so that fault-around, which maps the cached neighbours of a faulted
@@ -54,7 +58,38 @@ func ReleaseStartupPages() (int64, error) {
 	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 		return n, fmt.Errorf("release start-up pages: fadvise: %w", err)
 	}
+	// The code that ran between the two calls (this one, the runtime,
+	// other goroutines) faulted its pages back, and with them the whole
+	// large folio each page is part of (the page cache reads an
+	// executable in folios of up to 2 MiB, and a folio some process maps
+	// cannot be dropped): reclaim those folios (MADV_PAGEOUT evicts the
+	// clean file pages only this process maps, folio and all), so that
+	// the next fault maps small pages, not a 2 MiB folio. (Kernels
+	// before 5.4 have no MADV_PAGEOUT: EINVAL.) Splitting a folio to
+	// reclaim the pages this process mapped leaves its other pages cached
+	// and mapped by no one: the second fadvise drops them.
+	if _, err := advise(ranges, unix.MADV_PAGEOUT); err != nil && !errors.Is(err, unix.EINVAL) {
+		return n, err
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return n, fmt.Errorf("release start-up pages: fadvise: %w", err)
+	}
 	debug.FreeOSMemory()
+	return n, nil
+}
+
+// advise applies each advice in turn to every range and returns the bytes
+// of address space advised.
+func advise(ranges []addrRange, advice ...int) (int64, error) {
+	var n int64
+	for _, r := range ranges {
+		for _, a := range advice {
+			if _, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(r.start), uintptr(r.end-r.start), uintptr(a)); errno != 0 {
+				return n, fmt.Errorf("release start-up pages: madvise(%d) %x-%x: %w", a, r.start, r.end, errno)
+			}
+		}
+		n += int64(r.end - r.start)
+	}
 	return n, nil
 }
 

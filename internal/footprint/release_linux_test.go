@@ -89,3 +89,50 @@ func TestReleaseStartupPagesUnmapsResidentText(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestReleaseStartupPagesAdvisesSmallRandomFaults: after the release the
+// executable's read-only mappings carry no-huge-page and random-read
+// advice (smaps VmFlags "nh" and "rr"), so that what faults back is the
+// page the code needs and not a whole large folio of its neighbours.
+func TestReleaseStartupPagesAdvisesSmallRandomFaults(t *testing.T) {
+	if _, err := ReleaseStartupPages(); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without transparent huge pages the kernel refuses (and needs no)
+	// MADV_NOHUGEPAGE.
+	_, err = os.Stat("/sys/kernel/mm/transparent_hugepage")
+	thp := err == nil
+	var checked int
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			in = len(fields) >= 6 && strings.Join(fields[5:], " ") == exe && fields[1][1] != 'w' && fields[1][3] == 'p'
+			continue
+		}
+		if !in {
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "VmFlags:"); ok {
+			flags := " " + v + " "
+			if (thp && !strings.Contains(flags, " nh ")) || !strings.Contains(flags, " rr ") {
+				t.Errorf("VmFlags of a read-only mapping of the executable = %q; want nh (no huge pages) and rr (random reads)", v)
+			}
+			checked++
+		}
+		if v, ok := strings.CutPrefix(line, "FilePmdMapped:"); ok && strings.TrimSpace(v) != "0 kB" {
+			t.Errorf("FilePmdMapped = %s after the release; want the executable mapped in small pages", strings.TrimSpace(v))
+		}
+	}
+	if checked == 0 {
+		t.Fatalf("no read-only mapping of %s in /proc/self/smaps", exe)
+	}
+}
