@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/promtext"
 	"github.com/skiffhq/skiff/internal/supervise"
 	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/server/apiserver"
@@ -131,7 +132,7 @@ func (s *server) setup(ctx context.Context) error {
 	// unique: each server's allocator is only a cache of it.
 	so.Claims = map[string]storage.ClaimFunc{"services": servicealloc.Claims}
 	if cfg.AuditLog != AuditLogOff {
-		if s.auditLog, err = openAuditLog(cfg.AuditLog, cfg.AuditMaxBytes, DefaultAuditMaxBackup, s.log); err != nil {
+		if s.auditLog, err = openAuditLog(cfg.AuditLog, cfg.AuditMaxBytes, DefaultAuditMaxBackup, s.clk, s.log); err != nil {
 			return err
 		}
 	}
@@ -219,6 +220,11 @@ func (s *server) setup(ctx context.Context) error {
 	s.metrics = newServerMetrics(st, s.liveness)
 	s.metrics.addScheduler(func() *scheduler.Metrics { return s.leaderParts().sched.Metrics() })
 	s.addTunnelMetrics()
+	if s.auditLog != nil {
+		s.metrics.addWriter(func(w *promtext.Writer) {
+			w.Counter("skiff_audit_entries_dropped_total", "Audit entries dropped because the audit log's buffer was full.", "", float64(s.auditLog.Dropped()))
+		})
+	}
 	if err := s.api.Bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
