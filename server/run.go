@@ -60,6 +60,7 @@ type server struct {
 	authLimiter *auth.Limiter
 	events      *events.Sink
 	liveness    *apiserver.Liveness
+	nodeIdx     *nodeIndex // heartbeats' Node lookups (hotpath.go)
 	metrics     *serverMetrics
 	// parts are the leader's loops of the current (or next) term.
 	partsMu sync.Mutex
@@ -233,7 +234,9 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.tokens, err = auth.NewTokens(auth.Config{Store: secretStore{st: st, clk: s.clk}, CAHash: ca.Hash(), AdminToken: adminToken, Clock: s.clk})
+	s.tokens, err = auth.NewTokens(auth.Config{Store: secretStore{st: st, clk: s.clk}, CAHash: ca.Hash(), AdminToken: adminToken, Clock: s.clk,
+		Revision: func() int64 { return st.ResourceRevision(resourceSecrets) }})
+	s.nodeIdx = newNodeIndex()
 	if err != nil {
 		return err
 	}
@@ -317,6 +320,8 @@ func (s *server) serve(ctx context.Context) error {
 	loops, loopCtx := supervise.New(context.WithoutCancel(ctx), s.log)
 	s.loops = loops
 	loops.Go("usage", s.usage.Run)
+	loops.Go("credential feed", s.runCredentialFeed)
+	loops.Go("node index", func(ctx context.Context) error { return s.runNodeIndex(ctx, s.nodeIdx) })
 	if cfg.DisableControllers {
 		s.log.Info("controllers disabled")
 	}

@@ -64,9 +64,10 @@ func (id Identity) UserInfo() api.UserInfo {
 // should fail as unavailable rather than unauthenticated.
 //
 // Node credentials that authenticated recently are answered from a
-// bounded in-memory cache (see Config.CacheSize and CacheTTL); a
-// credential deleted through DeleteNodeCredential is refused from the
-// moment that call returns.
+// bounded in-memory cache (see Config.CacheSize, CacheTTL and Revision);
+// a credential deleted through DeleteNodeCredential is refused from the
+// moment that call returns, and with Config.Revision so is one deleted or
+// replaced in the store any other way (the API, another server).
 func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, error) {
 	if bearer == "" {
 		return Identity{}, ErrUnauthenticated
@@ -84,7 +85,11 @@ func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, err
 		return Identity{}, ErrUnauthenticated
 	}
 	now := t.clk.Now()
-	if stored, ok := t.cache.get(node, now); ok && hashMatches(stored, secret) {
+	cur := int64(-1)
+	if t.revision != nil {
+		cur = t.revision()
+	}
+	if stored, ok := t.cache.get(node, now, cur); ok && hashMatches(stored, secret) {
 		return Identity{Node: node}, nil
 	}
 	// On a miss, or a mismatch that may be a credential re-issued since
@@ -105,6 +110,6 @@ func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, err
 	if !hashMatches(stored, secret) {
 		return Identity{}, ErrUnauthenticated
 	}
-	t.cache.put(node, stored, now, gen)
+	t.cache.put(node, stored, now, gen, cur)
 	return Identity{Node: node}, nil
 }

@@ -45,8 +45,18 @@ type Config struct {
 	// means DefaultCacheSize and a negative value disables the cache.
 	CacheSize int
 	// CacheTTL is how long a remembered credential is trusted without
-	// reading the store again; 0 means DefaultCacheTTL.
+	// reading the store again; 0 means DefaultCacheTTL. Not used when
+	// Revision is set.
 	CacheTTL time.Duration
+	// Revision, when set, returns the revision of the last change to any
+	// Secret this server knows of (storage.Store.ResourceRevision
+	// "secrets"; counted before the writer is answered). A remembered
+	// credential is then trusted, without a TTL, for as long as no Secret
+	// changed since it was read, or the server's feed of Secret changes
+	// (SecretChanged) has caught up with Revision: a credential changed
+	// or deleted by any path is refused on the next request, and an idle
+	// fleet's requests never read the store.
+	Revision func() int64
 }
 
 // Validate reports the first problem with c.
@@ -87,6 +97,7 @@ type Tokens struct {
 	hasAdmin  bool
 	clk       clock.Clock
 	cache     *credCache
+	revision  func() int64 // nil: entries expire after the TTL
 }
 
 // NewTokens validates cfg, applies its defaults and returns a Tokens.
@@ -101,10 +112,11 @@ func NewTokens(cfg Config) (*Tokens, error) {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
 	t := &Tokens{
-		store:  cfg.Store,
-		caHash: cfg.CAHash,
-		clk:    clock.Or(cfg.Clock),
-		cache:  newCredCache(cfg.CacheSize, cfg.CacheTTL),
+		store:    cfg.Store,
+		caHash:   cfg.CAHash,
+		clk:      clock.Or(cfg.Clock),
+		cache:    newCredCache(cfg.CacheSize, cfg.CacheTTL),
+		revision: cfg.Revision,
 	}
 	if cfg.AdminToken != "" {
 		t.adminHash, t.hasAdmin = sha256.Sum256([]byte(cfg.AdminToken)), true
@@ -372,3 +384,21 @@ func (t *Tokens) DeleteNodeCredential(ctx context.Context, nodeName string) erro
 // other than through Tokens (an admin editing skiff-system through the
 // API); without it such a change takes effect within Config.CacheTTL.
 func (t *Tokens) InvalidateNode(nodeName string) { t.cache.forget(nodeName) }
+
+// SecretChanged is the feed of Secret changes: the server's watch of all
+// Secrets calls it for each change, in revision order, with the Secret's
+// namespace, name and the change's revision. A node credential's change
+// forgets what is cached about that node; every change moves the point up
+// to which cached credentials are known current (see Config.Revision).
+func (t *Tokens) SecretChanged(namespace, name string, rev int64) {
+	if namespace == SystemNamespace {
+		if node, ok := strings.CutPrefix(name, NodeCredentialSecretPrefix); ok {
+			t.cache.forget(node)
+		}
+	}
+	t.cache.advance(rev)
+}
+
+// SecretsResync drops every cached credential: the feed (re)starts with
+// the changes after rev and may have missed some before it.
+func (t *Tokens) SecretsResync(rev int64) { t.cache.reset(rev) }
