@@ -1,9 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,4 +107,49 @@ func TestNodeIndex(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("runNodeIndex returned %v at cancel", err)
 	}
+}
+
+// TestHeartbeatLogsAtDebug: a fleet's successful heartbeats stay out of
+// the request log at info level; a refused one is logged.
+func TestHeartbeatLogsAtDebug(t *testing.T) {
+	var buf syncBuffer
+	h := startHarnessWith(t, "", nil, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	admin := h.adminToken()
+	_, cred := h.join(h.joinToken(), "edge-1", "")
+	h.mustDo(http.MethodPost, "/api/v1/nodes", admin, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"edge-1"}}`, http.StatusCreated)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNoContent)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat", cred, "", http.StatusForbidden)
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.Contains(out, "nodes/edge-1/heartbeat") {
+		t.Errorf("a successful heartbeat was logged at info:\n%s", out)
+	}
+	if !strings.Contains(out, "nodes/edge-2/heartbeat") {
+		t.Errorf("the refused heartbeat was not logged:\n%s", out)
+	}
+	if !strings.Contains(out, "path=/api/v1/nodes") {
+		t.Errorf("the Node create was not logged:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
