@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -152,4 +153,50 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestInFlightHeartbeatSlots: with every shared slot held by slow
+// requests, a heartbeat is still served (it has slots of its own) while
+// another request gets 429; heartbeats beyond their own slots get 429.
+func TestInFlightHeartbeatSlots(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 16)
+	h := limitInFlight(8)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("block") != "" {
+			entered <- struct{}{}
+			<-release
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	serve := func(method, path string) int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+		return rec.Code
+	}
+	var wg sync.WaitGroup
+	block := func(method, path string, n int) {
+		for range n {
+			wg.Add(1)
+			go func() { defer wg.Done(); serve(method, path) }()
+			<-entered
+		}
+	}
+	block(http.MethodPatch, "/api/v1/nodes/edge-1/status?block=1", 8)
+	if code := serve(http.MethodPatch, "/api/v1/nodes/edge-2/status"); code != http.StatusTooManyRequests {
+		t.Errorf("a ninth status write = %d; want 429", code)
+	}
+	if code := serve(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat"); code != http.StatusNoContent {
+		t.Errorf("a heartbeat with the shared slots full = %d; want 204", code)
+	}
+	block(http.MethodPost, "/api/v1/skiff/nodes/edge-3/heartbeat?block=1", 2) // 8/4 heartbeat slots
+	if code := serve(http.MethodPost, "/api/v1/skiff/nodes/edge-4/heartbeat"); code != http.StatusTooManyRequests {
+		t.Errorf("a heartbeat beyond its slots = %d; want 429", code)
+	}
+	// Not a heartbeat: a GET, or a longer path.
+	if isHeartbeat(httptest.NewRequest(http.MethodGet, "/api/v1/skiff/nodes/a/heartbeat", nil)) ||
+		isHeartbeat(httptest.NewRequest(http.MethodPost, "/api/v1/skiff/nodes/a/b/heartbeat", nil)) {
+		t.Error("isHeartbeat accepted a request that is not the heartbeat call")
+	}
+	close(release)
+	wg.Wait()
 }
