@@ -13,6 +13,7 @@ import (
 
 	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/promtext"
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -89,9 +90,11 @@ func (s *server) runCredentialFeed(ctx context.Context) error {
 type nodeIndex struct {
 	// seen is the revision of the last Node change applied; -1 while
 	// (re)syncing.
-	seen  atomic.Int64
-	mu    sync.RWMutex
-	nodes map[string]bool // name → Ready is Unknown
+	seen atomic.Int64
+	// storeReads counts lookups the index could not answer.
+	storeReads atomic.Uint64
+	mu         sync.RWMutex
+	nodes      map[string]bool // name → Ready is Unknown
 }
 
 func newNodeIndex() *nodeIndex {
@@ -104,7 +107,8 @@ func newNodeIndex() *nodeIndex {
 // change up to cur (the store's ResourceRevision("nodes"), read first);
 // ok is false otherwise, and the caller reads the store.
 func (x *nodeIndex) lookup(name string, cur int64) (exists, unknown, ok bool) {
-	if x == nil || x.seen.Load() < cur {
+	if x.seen.Load() < cur {
+		x.storeReads.Add(1)
 		return false, false, false
 	}
 	x.mu.RLock()
@@ -154,4 +158,13 @@ func (s *server) runNodeIndex(ctx context.Context, x *nodeIndex) error {
 			x.mu.Unlock()
 			x.seen.Store(ev.Revision)
 		})
+}
+
+// addHotPathMetrics exports how often the hot path read the store.
+func (s *server) addHotPathMetrics() {
+	s.metrics.addWriter(func(w *promtext.Writer) {
+		w.Declare("skiff_hotpath_store_reads_total", promtext.Counter, "Node credential checks and heartbeat Node lookups that read the store rather than memory.")
+		w.Sample("skiff_hotpath_store_reads_total", `check="credential"`, float64(s.tokens.StoreReads()))
+		w.Sample("skiff_hotpath_store_reads_total", `check="node"`, float64(s.nodeIdx.storeReads.Load()))
+	})
 }

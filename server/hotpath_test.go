@@ -35,6 +35,40 @@ func TestHotPathRevocationAcrossCache(t *testing.T) {
 		h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNoContent)
 		h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat", cred2, "", http.StatusNoContent)
 	}
+	// Warm and quiet: the hot path reads no store. (Both feeds have
+	// caught up once the metrics show a round of beats without reads.)
+	reads := func() string {
+		var out []string
+		for _, l := range strings.Split(string(h.mustDo(http.MethodGet, "/metrics", admin, "", http.StatusOK)), "\n") {
+			if strings.HasPrefix(l, "skiff_hotpath_store_reads_total{") {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, ";")
+	}
+	before := reads()
+	if before == "" {
+		t.Fatal("no skiff_hotpath_store_reads_total in /metrics")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for { // until the feeds have caught up: a beat reads nothing
+		h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNoContent)
+		after := reads()
+		if after == before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("heartbeats still read the store after 10s: %s", after)
+		}
+		before = after
+		time.Sleep(10 * time.Millisecond)
+	}
+	for range 20 {
+		h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNoContent)
+	}
+	if after := reads(); after != before {
+		t.Errorf("20 heartbeats of a warm, quiet fleet read the store: %s → %s", before, after)
+	}
 	h.mustDo(http.MethodDelete, "/api/v1/nodes/edge-2", admin, "", http.StatusOK)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat", cred2, "", http.StatusNotFound)
 

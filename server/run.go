@@ -236,10 +236,11 @@ func (s *server) setup(ctx context.Context) error {
 	}
 	s.tokens, err = auth.NewTokens(auth.Config{Store: secretStore{st: st, clk: s.clk}, CAHash: ca.Hash(), AdminToken: adminToken, Clock: s.clk,
 		Revision: func() int64 { return st.ResourceRevision(resourceSecrets) }})
-	s.nodeIdx = newNodeIndex()
 	if err != nil {
 		return err
 	}
+	s.nodeIdx = newNodeIndex()
+	s.addHotPathMetrics()
 	ensureJoin := func(ctx context.Context, path string) error {
 		_, err := s.tokens.EnsureDefaultJoinToken(ctx, path)
 		return err

@@ -95,6 +95,7 @@ func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, err
 	// On a miss, or a mismatch that may be a credential re-issued since
 	// it was cached, ask the store.
 	gen := t.cache.generation()
+	t.storeReads.Add(1)
 	s, err := t.store.GetSecret(ctx, SystemNamespace, NodeCredentialSecretPrefix+node)
 	if api.IsNotFound(err) {
 		return Identity{}, ErrUnauthenticated
@@ -113,3 +114,7 @@ func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, err
 	t.cache.put(node, stored, now, gen, cur)
 	return Identity{Node: node}, nil
 }
+
+// StoreReads returns how many node credential checks read the store (a
+// cache miss, or a Secret changed that the feed has not reported yet).
+func (t *Tokens) StoreReads() uint64 { return t.storeReads.Load() }

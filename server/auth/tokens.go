@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -98,6 +99,8 @@ type Tokens struct {
 	clk       clock.Clock
 	cache     *credCache
 	revision  func() int64 // nil: entries expire after the TTL
+	// storeReads counts Authenticate's store reads (StoreReads).
+	storeReads atomic.Uint64
 }
 
 // NewTokens validates cfg, applies its defaults and returns a Tokens.
