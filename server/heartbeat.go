@@ -37,9 +37,9 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// An existence check, so an agent whose Node was deleted learns it
-	// and registers again: from the node index while it is current,
+	// and registers again: from the node index once it has loaded,
 	// else on the raw row (no decode).
-	exists, unknown, ok := s.nodeIdx.lookup(name, s.store.ResourceRevision("nodes"))
+	exists, unknown, ok := s.nodeIdx.lookup(name)
 	if !ok {
 		raw, _, err := s.store.GetRaw(r.Context(), "nodes", "", name)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -18,146 +17,159 @@ import (
 )
 
 // The fleet's hot path: every agent authenticates and heartbeats every
-// few seconds. Both checks are answered from memory, kept current by a
-// watch of the store (a feed), and trusted only while the feed has seen
-// every change the store counted (storage.ResourceRevision, counted
-// before a writer is answered): a credential or Node deleted by any path
-// is seen by the next request, which reads the store while the feed is
-// a change behind.
+// few seconds. Both checks are answered from memory: node credentials
+// from auth.Tokens' cache, Node existence (and the controller's
+// Ready=Unknown) from the node index. The store tells both of every
+// change synchronously (storage.ChangeHook: before a writer is answered,
+// or as another server's change is followed), so a credential or Node
+// deleted by any path is seen by the next request, and nothing is read
+// from the store while nothing changes.
 
-// feedBackoff bounds how fast a failed feed watch is restarted.
-var feedBackoff = backoff.Backoff{Min: 100 * time.Millisecond, Max: 10 * time.Second}
+// hotPath is the store's ChangeHook for the hot path's caches.
+type hotPath struct {
+	s      *server
+	resync chan struct{} // asks runNodeIndex to list the Nodes again
+}
 
-// runFeed keeps a watch of resource running until ctx ends: sync is
-// called with the revision the watch starts after (it loads whatever
-// state the feed needs as of then), apply with each event. A watch that
-// ends (too slow, compacted, a store error) is started again after a
-// capped, jittered back-off.
-func runFeed(ctx context.Context, st *storage.Store, resource string, clk clock.Clock, log *slog.Logger,
-	sync func(ctx context.Context) (int64, error), apply func(storage.Event)) error {
-	bo := feedBackoff
+func newHotPath(s *server) *hotPath {
+	h := &hotPath{s: s, resync: make(chan struct{}, 1)}
+	h.resync <- struct{}{} // the first list
+	return h
+}
+
+// Changed implements storage.ChangeHook.
+func (h *hotPath) Changed(resource, namespace, name string, deleted bool, value []byte, rev int64) {
+	switch resource {
+	case resourceSecrets:
+		h.s.tokens.SecretChanged(namespace, name)
+	case "nodes":
+		h.s.nodeIdx.apply(name, deleted, value, rev)
+	}
+}
+
+// Missed implements storage.ChangeHook: everything is rebuilt.
+func (h *hotPath) Missed(int64) {
+	h.s.tokens.SecretsResync()
+	h.s.nodeIdx.reset()
+	select {
+	case h.resync <- struct{}{}:
+	default:
+	}
+}
+
+// nodeIndexBackoff bounds how fast a failed Node list is retried.
+var nodeIndexBackoff = backoff.Backoff{Min: 100 * time.Millisecond, Max: 10 * time.Second}
+
+// runNodeIndex lists the Nodes into the index at start and after the
+// store reports missed changes, until ctx ends.
+func (h *hotPath) runNodeIndex(ctx context.Context) error {
+	return runNodeIndex(ctx, h.s.store, h.s.nodeIdx, h.resync, h.s.clk, h.s.log.With("component", "node-index"))
+}
+
+func runNodeIndex(ctx context.Context, st *storage.Store, x *nodeIndex, resync <-chan struct{}, clk clock.Clock, log *slog.Logger) error {
+	bo := nodeIndexBackoff
 	bo.Clock = clk
 	for {
-		err := feedOnce(ctx, st, resource, sync, apply)
-		if ctx.Err() != nil {
+		select {
+		case <-resync:
+		case <-ctx.Done():
 			return nil
 		}
-		log.Warn("feed watch ended; restarting", "resource", resource, "err", err)
-		if !bo.BackOff(ctx, err) {
-			return nil
+		for {
+			raws, rev, err := st.ListRaw(ctx, "nodes", storage.ListOptions{})
+			if err == nil {
+				err = x.load(raws, rev)
+			}
+			if err == nil {
+				bo.Reset()
+				break
+			}
+			log.Warn("listing nodes for the heartbeat index failed; retrying", "err", err)
+			if !bo.BackOff(ctx, err) {
+				return nil
+			}
 		}
 	}
-}
-
-func feedOnce(ctx context.Context, st *storage.Store, resource string,
-	sync func(ctx context.Context) (int64, error), apply func(storage.Event)) error {
-	rev, err := sync(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := st.Watch(ctx, resource, storage.WatchOptions{Revision: rev})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.Events() {
-		apply(ev)
-	}
-	if err := w.Err(); err != nil {
-		return err
-	}
-	return errors.New("watch ended")
-}
-
-// runCredentialFeed tells the node credential cache (auth.Tokens) of
-// every Secret change.
-func (s *server) runCredentialFeed(ctx context.Context) error {
-	return runFeed(ctx, s.store, resourceSecrets, s.clk, s.log.With("component", "credential-feed"),
-		func(context.Context) (int64, error) {
-			rev := s.store.Revision()
-			s.tokens.SecretsResync(rev)
-			return rev, nil
-		},
-		func(ev storage.Event) {
-			ns, name := ev.Key()
-			s.tokens.SecretChanged(ns, name, ev.Revision)
-		})
 }
 
 // nodeIndex is every Node's name and whether its stored Ready condition
 // is the node lifecycle controller's Unknown: what a heartbeat needs.
 // Safe for concurrent use.
 type nodeIndex struct {
-	// seen is the revision of the last Node change applied; -1 while
-	// (re)syncing.
-	seen atomic.Int64
 	// storeReads counts lookups the index could not answer.
 	storeReads atomic.Uint64
-	mu         sync.RWMutex
-	nodes      map[string]bool // name → Ready is Unknown
+
+	mu     sync.RWMutex
+	synced bool // a list has been loaded since the last reset
+	nodes  map[string]nodeState
 }
 
-func newNodeIndex() *nodeIndex {
-	x := &nodeIndex{nodes: map[string]bool{}}
-	x.seen.Store(-1)
-	return x
+// nodeState is what the index knows of one Node, as of revision rev. A
+// deletion stays (exists false) until the next load, so a list read
+// before it cannot bring the Node back.
+type nodeState struct {
+	rev             int64
+	exists, unknown bool
 }
 
-// lookup answers for node name when the index has applied every Node
-// change up to cur (the store's ResourceRevision("nodes"), read first);
-// ok is false otherwise, and the caller reads the store.
-func (x *nodeIndex) lookup(name string, cur int64) (exists, unknown, ok bool) {
-	if x.seen.Load() < cur {
+func newNodeIndex() *nodeIndex { return &nodeIndex{nodes: map[string]nodeState{}} }
+
+// lookup answers for node name; ok is false until the index has loaded
+// a list, and the caller reads the store.
+func (x *nodeIndex) lookup(name string) (exists, unknown, ok bool) {
+	x.mu.RLock()
+	st, synced := x.nodes[name], x.synced
+	x.mu.RUnlock()
+	if !synced {
 		x.storeReads.Add(1)
 		return false, false, false
 	}
-	x.mu.RLock()
-	unknown, exists = x.nodes[name]
-	x.mu.RUnlock()
-	return exists, unknown, true
+	return st.exists, st.unknown, true
 }
 
-// rawName is the part of a stored Node the index decodes at a resync.
+// apply records a change of Node name at rev (the store's hook).
+func (x *nodeIndex) apply(name string, deleted bool, value []byte, rev int64) {
+	st := nodeState{rev: rev, exists: !deleted, unknown: !deleted && bytes.Contains(value, statusUnknownReason)}
+	x.mu.Lock()
+	x.nodes[name] = st
+	x.mu.Unlock()
+}
+
+// reset forgets everything until the next load.
+func (x *nodeIndex) reset() {
+	x.mu.Lock()
+	x.synced = false
+	clear(x.nodes)
+	x.mu.Unlock()
+}
+
+// rawName is the part of a stored Node the index decodes from a list.
 type rawName struct {
 	Metadata struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
 }
 
-// runNodeIndex keeps x current with the store's Nodes.
-func (s *server) runNodeIndex(ctx context.Context, x *nodeIndex) error {
-	return runFeed(ctx, s.store, "nodes", s.clk, s.log.With("component", "node-index"),
-		func(ctx context.Context) (int64, error) {
-			x.seen.Store(-1)
-			raws, rev, err := s.store.ListRaw(ctx, "nodes", storage.ListOptions{})
-			if err != nil {
-				return 0, fmt.Errorf("list nodes: %w", err)
-			}
-			nodes := make(map[string]bool, len(raws))
-			for _, raw := range raws {
-				var n rawName
-				if err := json.Unmarshal(raw, &n); err != nil {
-					return 0, fmt.Errorf("decode a stored node: %w", err)
-				}
-				nodes[n.Metadata.Name] = bytes.Contains(raw, statusUnknownReason)
-			}
-			x.mu.Lock()
-			x.nodes = nodes
-			x.mu.Unlock()
-			x.seen.Store(rev)
-			return rev, nil
-		},
-		func(ev storage.Event) {
-			_, name := ev.Key()
-			x.mu.Lock()
-			if ev.Type == storage.Deleted {
-				delete(x.nodes, name)
-			} else {
-				x.nodes[name] = bytes.Contains(ev.Value, statusUnknownReason)
-			}
-			x.mu.Unlock()
-			x.seen.Store(ev.Revision)
-		})
+// load merges a list of every Node read at revision rev: what the hook
+// applied after rev stays, everything older is replaced by the list.
+func (x *nodeIndex) load(raws [][]byte, rev int64) error {
+	listed := make(map[string]nodeState, len(raws))
+	for _, raw := range raws {
+		var n rawName
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return fmt.Errorf("decode a stored node: %w", err)
+		}
+		listed[n.Metadata.Name] = nodeState{rev: rev, exists: true, unknown: bytes.Contains(raw, statusUnknownReason)}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for name, st := range x.nodes {
+		if st.rev > rev {
+			listed[name] = st // changed after the list was read
+		}
+	}
+	x.nodes, x.synced = listed, true
+	return nil
 }
 
 // addHotPathMetrics exports how often the hot path read the store.

@@ -35,8 +35,8 @@ func TestHotPathRevocationAcrossCache(t *testing.T) {
 		h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNoContent)
 		h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat", cred2, "", http.StatusNoContent)
 	}
-	// Warm and quiet: the hot path reads no store. (Both feeds have
-	// caught up once the metrics show a round of beats without reads.)
+	// Warm and quiet: the hot path reads no store (once the node index
+	// has loaded: a round of beats without reads).
 	reads := func() string {
 		var out []string
 		for _, l := range strings.Split(string(h.mustDo(http.MethodGet, "/metrics", admin, "", http.StatusOK)), "\n") {
@@ -51,7 +51,7 @@ func TestHotPathRevocationAcrossCache(t *testing.T) {
 		t.Fatal("no skiff_hotpath_store_reads_total in /metrics")
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for { // until the feeds have caught up: a beat reads nothing
+	for { // until the index has loaded: a beat reads nothing
 		h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNoContent)
 		after := reads()
 		if after == before {
@@ -79,10 +79,20 @@ func TestHotPathRevocationAcrossCache(t *testing.T) {
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat", cred2, "", http.StatusNotFound)
 }
 
-// TestNodeIndex: the index answers from memory only while it has applied
-// every Node change the store counted: a Node created or deleted is seen
-// by the next lookup (ok=false sends the caller to the store until the
-// feed catches up), and the controller's Unknown shows.
+// nodeHook feeds a nodeIndex from a store, as hotPath does.
+type nodeHook struct{ x *nodeIndex }
+
+func (h nodeHook) Changed(resource, _, name string, deleted bool, value []byte, rev int64) {
+	if resource == "nodes" {
+		h.x.apply(name, deleted, value, rev)
+	}
+}
+func (h nodeHook) Missed(int64) { h.x.reset() }
+
+// TestNodeIndex: once loaded, the index answers from memory, and a Node
+// created, marked Unknown or deleted is seen by the very next lookup
+// (the store's hook runs before the writer is answered); a list read
+// before a change does not undo it.
 func TestNodeIndex(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -99,45 +109,54 @@ func TestNodeIndex(t *testing.T) {
 		}
 		return n
 	}
+	x := newNodeIndex()
+	st.AddChangeHook(nodeHook{x})
 	if err := st.Create(ctx, node("a", "")); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{store: st, clk: clock.Real{}, log: discardLogger()}
-	x := newNodeIndex()
-	cur := func() int64 { return st.ResourceRevision("nodes") }
-	if _, _, ok := x.lookup("a", cur()); ok {
-		t.Fatal("lookup answered before the index synced")
+	if _, _, ok := x.lookup("a"); ok {
+		t.Fatal("lookup answered before the index loaded")
 	}
+	// A list read now, loaded after later changes, must not undo them.
+	stale, staleRev, err := st.ListRaw(ctx, "nodes", storage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resync := make(chan struct{}, 1)
+	resync <- struct{}{}
 	done := make(chan error, 1)
-	go func() { done <- s.runNodeIndex(ctx, x) }()
-	await := func(what string, f func() bool) {
+	go func() { done <- runNodeIndex(ctx, st, x, resync, clock.Real{}, discardLogger()) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if e, _, ok := x.lookup("a"); ok && e {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the index did not load within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	check := func(what, name string, wantExists, wantUnknown bool) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !f() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 10s", what)
-			}
-			time.Sleep(time.Millisecond)
+		e, u, ok := x.lookup(name)
+		if !ok || e != wantExists || u != wantUnknown {
+			t.Errorf("%s: lookup(%q) = exists %v, unknown %v, ok %v; want %v, %v, true", what, name, e, u, ok, wantExists, wantUnknown)
 		}
 	}
-	await("synced", func() bool { e, _, ok := x.lookup("a", cur()); return ok && e })
-
 	if err := st.Create(ctx, node("b", "NodeStatusUnknown")); err != nil {
 		t.Fatal(err)
 	}
-	// At once: either the feed already applied it, or the caller is
-	// told to read the store. Never "b does not exist".
-	if e, _, ok := x.lookup("b", cur()); ok && !e {
-		t.Fatal("b reported missing right after its creation")
-	}
-	await("b", func() bool { e, u, ok := x.lookup("b", cur()); return ok && e && u })
+	check("right after b's creation", "b", true, true)
 	if _, err := st.Delete(ctx, "nodes", "", "a", ""); err != nil {
 		t.Fatal(err)
 	}
-	if e, _, ok := x.lookup("a", cur()); ok && e {
-		t.Fatal("a reported present right after its deletion")
+	check("right after a's deletion", "a", false, false)
+	if err := x.load(stale, staleRev); err != nil {
+		t.Fatal(err)
 	}
-	await("a deleted", func() bool { e, _, ok := x.lookup("a", cur()); return ok && !e })
+	check("after loading a list older than the deletion", "a", false, false)
+	check("after loading a list older than the creation", "b", true, true)
+	check("never created", "zz", false, false)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("runNodeIndex returned %v at cancel", err)

@@ -61,6 +61,7 @@ type server struct {
 	events      *events.Sink
 	liveness    *apiserver.Liveness
 	nodeIdx     *nodeIndex // heartbeats' Node lookups (hotpath.go)
+	hot         *hotPath   // the store's hook feeding tokens and nodeIdx
 	metrics     *serverMetrics
 	// parts are the leader's loops of the current (or next) term.
 	partsMu sync.Mutex
@@ -235,11 +236,13 @@ func (s *server) setup(ctx context.Context) error {
 		return err
 	}
 	s.tokens, err = auth.NewTokens(auth.Config{Store: secretStore{st: st, clk: s.clk}, CAHash: ca.Hash(), AdminToken: adminToken, Clock: s.clk,
-		Revision: func() int64 { return st.ResourceRevision(resourceSecrets) }})
+		Invalidated: true})
 	if err != nil {
 		return err
 	}
 	s.nodeIdx = newNodeIndex()
+	s.hot = newHotPath(s)
+	st.AddChangeHook(s.hot)
 	s.addHotPathMetrics()
 	ensureJoin := func(ctx context.Context, path string) error {
 		_, err := s.tokens.EnsureDefaultJoinToken(ctx, path)
@@ -321,8 +324,7 @@ func (s *server) serve(ctx context.Context) error {
 	loops, loopCtx := supervise.New(context.WithoutCancel(ctx), s.log)
 	s.loops = loops
 	loops.Go("usage", s.usage.Run)
-	loops.Go("credential feed", s.runCredentialFeed)
-	loops.Go("node index", func(ctx context.Context) error { return s.runNodeIndex(ctx, s.nodeIdx) })
+	loops.Go("node index", s.hot.runNodeIndex)
 	if cfg.DisableControllers {
 		s.log.Info("controllers disabled")
 	}

@@ -64,10 +64,11 @@ func (id Identity) UserInfo() api.UserInfo {
 // should fail as unavailable rather than unauthenticated.
 //
 // Node credentials that authenticated recently are answered from a
-// bounded in-memory cache (see Config.CacheSize, CacheTTL and Revision);
-// a credential deleted through DeleteNodeCredential is refused from the
-// moment that call returns, and with Config.Revision so is one deleted or
-// replaced in the store any other way (the API, another server).
+// bounded in-memory cache (see Config.CacheSize, CacheTTL and
+// Invalidated); a credential deleted through DeleteNodeCredential is
+// refused from the moment that call returns, and with Config.Invalidated
+// so is one deleted or replaced in the store any other way (the API,
+// another server).
 func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, error) {
 	if bearer == "" {
 		return Identity{}, ErrUnauthenticated
@@ -85,11 +86,7 @@ func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, err
 		return Identity{}, ErrUnauthenticated
 	}
 	now := t.clk.Now()
-	cur := int64(-1)
-	if t.revision != nil {
-		cur = t.revision()
-	}
-	if stored, ok := t.cache.get(node, now, cur); ok && hashMatches(stored, secret) {
+	if stored, ok := t.cache.get(node, now); ok && hashMatches(stored, secret) {
 		return Identity{Node: node}, nil
 	}
 	// On a miss, or a mismatch that may be a credential re-issued since
@@ -111,10 +108,10 @@ func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, err
 	if !hashMatches(stored, secret) {
 		return Identity{}, ErrUnauthenticated
 	}
-	t.cache.put(node, stored, now, gen, cur)
+	t.cache.put(node, stored, now, gen)
 	return Identity{Node: node}, nil
 }
 
 // StoreReads returns how many node credential checks read the store (a
-// cache miss, or a Secret changed that the feed has not reported yet).
+// cache miss).
 func (t *Tokens) StoreReads() uint64 { return t.storeReads.Load() }

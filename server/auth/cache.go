@@ -3,7 +3,6 @@ package auth
 import (
 	"container/list"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -19,16 +18,12 @@ import (
 // before the forget, so a deleted credential cannot be re-cached by a
 // lookup that raced with its deletion.
 //
-// When the caller knows the store's Secrets revision (Config.Revision),
-// the TTL is not used: an entry is trusted while no Secret changed since
-// it was read (its rev is still current), or while the change feed has
-// forgotten every credential changed up to the current revision (seen).
+// With Config.Invalidated the TTL is not used: the caller forgets an
+// entry synchronously whenever its credential changes (forget, reset).
 type credCache struct {
-	size int
-	ttl  time.Duration
-	// seen is the revision up to which every changed credential has been
-	// forgotten (Tokens.SecretChanged); -1 until a feed reports.
-	seen atomic.Int64
+	size  int
+	ttl   time.Duration
+	noTTL bool
 
 	mu    sync.Mutex
 	gen   uint64
@@ -40,20 +35,16 @@ type cacheEntry struct {
 	node  string
 	hash  string
 	added time.Time
-	rev   int64 // the Secrets revision before it was read; -1: unknown
 }
 
-func newCredCache(size int, ttl time.Duration) *credCache {
-	c := &credCache{size: size, ttl: ttl, order: list.New(), items: make(map[string]*list.Element)}
-	c.seen.Store(-1)
-	return c
+func newCredCache(size int, ttl time.Duration, noTTL bool) *credCache {
+	return &credCache{size: size, ttl: ttl, noTTL: noTTL, order: list.New(), items: make(map[string]*list.Element)}
 }
 
-// get returns the cached hash for node if it can be trusted: with cur,
-// the store's Secrets revision read before the call (-1: unknown), when
-// nothing changed since the entry was read or the feed has caught up
-// with cur; without it, when the entry is younger than ttl at now.
-func (c *credCache) get(node string, now time.Time, cur int64) (string, bool) {
+// get returns the cached hash for node if it can be trusted: always
+// (noTTL: the caller forgets changed credentials), or while the entry is
+// younger than ttl at now.
+func (c *credCache) get(node string, now time.Time) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[node]
@@ -61,13 +52,7 @@ func (c *credCache) get(node string, now time.Time, cur int64) (string, bool) {
 		return "", false
 	}
 	e := el.Value.(*cacheEntry)
-	if cur >= 0 {
-		if e.rev != cur && c.seen.Load() < cur {
-			// A Secret changed and the feed has not told which yet:
-			// the caller reads the store.
-			return "", false
-		}
-	} else if age := now.Sub(e.added); age >= c.ttl || age < 0 {
+	if age := now.Sub(e.added); !c.noTTL && (age >= c.ttl || age < 0) {
 		c.removeLocked(el)
 		return "", false
 	}
@@ -83,9 +68,9 @@ func (c *credCache) generation() uint64 {
 	return c.gen
 }
 
-// put caches hash for node, read at Secrets revision rev (-1: unknown),
-// unless forget ran since generation returned gen.
-func (c *credCache) put(node, hash string, now time.Time, gen uint64, rev int64) {
+// put caches hash for node unless forget ran since generation returned
+// gen.
+func (c *credCache) put(node, hash string, now time.Time, gen uint64) {
 	if c.size <= 0 {
 		return
 	}
@@ -96,11 +81,11 @@ func (c *credCache) put(node, hash string, now time.Time, gen uint64, rev int64)
 	}
 	if el, ok := c.items[node]; ok {
 		e := el.Value.(*cacheEntry)
-		e.hash, e.added, e.rev = hash, now, rev
+		e.hash, e.added = hash, now
 		c.order.MoveToFront(el)
 		return
 	}
-	c.items[node] = c.order.PushFront(&cacheEntry{node: node, hash: hash, added: now, rev: rev})
+	c.items[node] = c.order.PushFront(&cacheEntry{node: node, hash: hash, added: now})
 	for c.order.Len() > c.size {
 		c.removeLocked(c.order.Back())
 	}
@@ -116,26 +101,13 @@ func (c *credCache) forget(node string) {
 	}
 }
 
-// advance records that every credential changed up to rev has been
-// forgotten.
-func (c *credCache) advance(rev int64) {
-	for {
-		cur := c.seen.Load()
-		if rev <= cur || c.seen.CompareAndSwap(cur, rev) {
-			return
-		}
-	}
-}
-
-// reset forgets everything and invalidates reads in flight: the feed
-// (re)starts at rev, having possibly missed changes before it.
-func (c *credCache) reset(rev int64) {
+// reset forgets everything and invalidates reads in flight.
+func (c *credCache) reset() {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.gen++
 	c.order.Init()
 	clear(c.items)
-	c.seen.Store(rev)
-	c.mu.Unlock()
 }
 
 func (c *credCache) len() int {

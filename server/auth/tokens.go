@@ -47,17 +47,14 @@ type Config struct {
 	CacheSize int
 	// CacheTTL is how long a remembered credential is trusted without
 	// reading the store again; 0 means DefaultCacheTTL. Not used when
-	// Revision is set.
+	// Invalidated is set.
 	CacheTTL time.Duration
-	// Revision, when set, returns the revision of the last change to any
-	// Secret this server knows of (storage.Store.ResourceRevision
-	// "secrets"; counted before the writer is answered). A remembered
-	// credential is then trusted, without a TTL, for as long as no Secret
-	// changed since it was read, or the server's feed of Secret changes
-	// (SecretChanged) has caught up with Revision: a credential changed
-	// or deleted by any path is refused on the next request, and an idle
-	// fleet's requests never read the store.
-	Revision func() int64
+	// Invalidated says the caller calls SecretChanged for every change
+	// to a Secret synchronously, before the change's writer is answered
+	// (storage.ChangeHook), and SecretsResync when changes were missed:
+	// remembered credentials then need no TTL, and a credential changed
+	// or deleted by any path is refused on the next request.
+	Invalidated bool
 }
 
 // Validate reports the first problem with c.
@@ -98,7 +95,6 @@ type Tokens struct {
 	hasAdmin  bool
 	clk       clock.Clock
 	cache     *credCache
-	revision  func() int64 // nil: entries expire after the TTL
 	// storeReads counts Authenticate's store reads (StoreReads).
 	storeReads atomic.Uint64
 }
@@ -115,11 +111,10 @@ func NewTokens(cfg Config) (*Tokens, error) {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
 	t := &Tokens{
-		store:    cfg.Store,
-		caHash:   cfg.CAHash,
-		clk:      clock.Or(cfg.Clock),
-		cache:    newCredCache(cfg.CacheSize, cfg.CacheTTL),
-		revision: cfg.Revision,
+		store:  cfg.Store,
+		caHash: cfg.CAHash,
+		clk:    clock.Or(cfg.Clock),
+		cache:  newCredCache(cfg.CacheSize, cfg.CacheTTL, cfg.Invalidated),
 	}
 	if cfg.AdminToken != "" {
 		t.adminHash, t.hasAdmin = sha256.Sum256([]byte(cfg.AdminToken)), true
@@ -388,20 +383,17 @@ func (t *Tokens) DeleteNodeCredential(ctx context.Context, nodeName string) erro
 // API); without it such a change takes effect within Config.CacheTTL.
 func (t *Tokens) InvalidateNode(nodeName string) { t.cache.forget(nodeName) }
 
-// SecretChanged is the feed of Secret changes: the server's watch of all
-// Secrets calls it for each change, in revision order, with the Secret's
-// namespace, name and the change's revision. A node credential's change
-// forgets what is cached about that node; every change moves the point up
-// to which cached credentials are known current (see Config.Revision).
-func (t *Tokens) SecretChanged(namespace, name string, rev int64) {
+// SecretChanged tells Tokens that the Secret namespace/name changed: a
+// node credential's change forgets what is cached about that node (see
+// Config.Invalidated).
+func (t *Tokens) SecretChanged(namespace, name string) {
 	if namespace == SystemNamespace {
 		if node, ok := strings.CutPrefix(name, NodeCredentialSecretPrefix); ok {
 			t.cache.forget(node)
 		}
 	}
-	t.cache.advance(rev)
 }
 
-// SecretsResync drops every cached credential: the feed (re)starts with
-// the changes after rev and may have missed some before it.
-func (t *Tokens) SecretsResync(rev int64) { t.cache.reset(rev) }
+// SecretsResync drops every cached credential: Secret changes may have
+// been missed.
+func (t *Tokens) SecretsResync() { t.cache.reset() }
