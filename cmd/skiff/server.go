@@ -170,7 +170,9 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	logOut := newLogWriter(env.stderr, logBufferLimit, env.clock)
+	defer logOut.Close()
+	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 	f.cfg.Logger = log
 	if setLimit {
 		debug.SetMemoryLimit(limit)
