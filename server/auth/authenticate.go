@@ -91,7 +91,7 @@ func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, err
 	}
 	// On a miss, or a mismatch that may be a credential re-issued since
 	// it was cached, ask the store.
-	gen := t.cache.generation()
+	gen := t.cache.generation(node)
 	t.storeReads.Add(1)
 	s, err := t.store.GetSecret(ctx, SystemNamespace, NodeCredentialSecretPrefix+node)
 	if api.IsNotFound(err) {

@@ -14,9 +14,11 @@ import (
 // still accepted. Safe for concurrent use.
 //
 // A lookup that misses reads the store without the lock held; forget may
-// run meanwhile. gen, bumped by every forget, lets put refuse a value read
-// before the forget, so a deleted credential cannot be re-cached by a
-// lookup that raced with its deletion.
+// run meanwhile. A generation, bumped by forget, lets put refuse a value
+// read before the forget, so a deleted credential cannot be re-cached by a
+// lookup that raced with its deletion. Generations are kept for 256
+// buckets of node names, so a join storm's forgets (one per new
+// credential) do not refuse every other node's lookup in flight.
 //
 // With Config.Invalidated the TTL is not used: the caller forgets an
 // entry synchronously whenever its credential changes (forget, reset).
@@ -26,7 +28,7 @@ type credCache struct {
 	noTTL bool
 
 	mu    sync.Mutex
-	gen   uint64
+	gens  [genBuckets]uint64
 	order *list.List               // of *cacheEntry, most recently used first
 	items map[string]*list.Element // node name → element of order
 }
@@ -60,12 +62,24 @@ func (c *credCache) get(node string, now time.Time) (string, bool) {
 	return e.hash, true
 }
 
-// generation returns the value to pass to put for a store read that
-// starts now.
-func (c *credCache) generation() uint64 {
+// genBuckets is how many generations credCache keeps.
+const genBuckets = 256
+
+// genBucket is node's generation bucket (FNV-1a).
+func genBucket(node string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(node); i++ {
+		h = (h ^ uint32(node[i])) * 16777619
+	}
+	return int(h % genBuckets)
+}
+
+// generation returns the value to pass to put for a store read of node
+// that starts now.
+func (c *credCache) generation(node string) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.gen
+	return c.gens[genBucket(node)]
 }
 
 // put caches hash for node unless forget ran since generation returned
@@ -76,7 +90,7 @@ func (c *credCache) put(node, hash string, now time.Time, gen uint64) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
+	if gen != c.gens[genBucket(node)] {
 		return
 	}
 	if el, ok := c.items[node]; ok {
@@ -95,7 +109,7 @@ func (c *credCache) put(node, hash string, now time.Time, gen uint64) {
 func (c *credCache) forget(node string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
+	c.gens[genBucket(node)]++
 	if el, ok := c.items[node]; ok {
 		c.removeLocked(el)
 	}
@@ -105,7 +119,9 @@ func (c *credCache) forget(node string) {
 func (c *credCache) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
+	for i := range c.gens {
+		c.gens[i]++
+	}
 	c.order.Init()
 	clear(c.items)
 }

@@ -1,10 +1,12 @@
 package auth_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/server/auth"
 )
 
@@ -65,4 +67,54 @@ func TestAuthenticateInvalidatedMode(t *testing.T) {
 	reads("n2 cached", 0, func() { _, _ = tok.Authenticate(h.ctx, cred2) })
 	tok.SecretsResync()
 	reads("after a resync", 1, func() { _, _ = tok.Authenticate(h.ctx, cred2) })
+}
+
+// hookedStore tells Tokens of every write, as the server's store hook
+// does: synchronously, before the writer returns.
+type hookedStore struct {
+	auth.SecretStore
+	tok *auth.Tokens
+}
+
+func (s *hookedStore) CreateSecret(ctx context.Context, sec *api.Secret) error {
+	err := s.SecretStore.CreateSecret(ctx, sec)
+	if err == nil {
+		s.tok.SecretChanged(sec.Namespace, sec.Name)
+	}
+	return err
+}
+
+func (s *hookedStore) DeleteSecret(ctx context.Context, namespace, name string) error {
+	err := s.SecretStore.DeleteSecret(ctx, namespace, name)
+	if err == nil {
+		s.tok.SecretChanged(namespace, name)
+	}
+	return err
+}
+
+// TestJoinCachesNewCredential: with Config.Invalidated a node's first
+// request after its join needs no store read, and the credential is
+// still refused once deleted.
+func TestJoinCachesNewCredential(t *testing.T) {
+	h := newHarness(t)
+	hs := &hookedStore{SecretStore: h.store}
+	tok, err := auth.NewTokens(auth.Config{Store: hs, CAHash: caHash, Clock: h.clk, Invalidated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.tok, h.tok = tok, tok
+	cred := h.join(t, h.create(t, 0), "n1")
+	before := h.store.Gets()
+	if _, err := tok.Authenticate(h.ctx, cred); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.store.Gets() - before; got != 0 {
+		t.Errorf("the first request after the join read the store %d times; want 0", got)
+	}
+	if err := hs.DeleteSecret(h.ctx, auth.SystemNamespace, auth.NodeCredentialSecretPrefix+"n1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tok.Authenticate(h.ctx, cred); !errors.Is(err, auth.ErrUnauthenticated) {
+		t.Fatalf("after deletion: %v; want ErrUnauthenticated", err)
+	}
 }

@@ -95,6 +95,8 @@ type Tokens struct {
 	hasAdmin  bool
 	clk       clock.Clock
 	cache     *credCache
+	// invalidated: Config.Invalidated.
+	invalidated bool
 	// storeReads counts Authenticate's store reads (StoreReads).
 	storeReads atomic.Uint64
 }
@@ -111,10 +113,11 @@ func NewTokens(cfg Config) (*Tokens, error) {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
 	t := &Tokens{
-		store:  cfg.Store,
-		caHash: cfg.CAHash,
-		clk:    clock.Or(cfg.Clock),
-		cache:  newCredCache(cfg.CacheSize, cfg.CacheTTL, cfg.Invalidated),
+		store:       cfg.Store,
+		caHash:      cfg.CAHash,
+		clk:         clock.Or(cfg.Clock),
+		cache:       newCredCache(cfg.CacheSize, cfg.CacheTTL, cfg.Invalidated),
+		invalidated: cfg.Invalidated,
 	}
 	if cfg.AdminToken != "" {
 		t.adminHash, t.hasAdmin = sha256.Sum256([]byte(cfg.AdminToken)), true
@@ -340,7 +343,9 @@ func (t *Tokens) createNodeCredential(ctx context.Context, nodeName, proposed st
 			return "", err
 		}
 	}
-	err := t.store.CreateSecret(ctx, nodeCredentialSecret(nodeName, HashSecret(secret)))
+	gen := t.cache.generation(nodeName)
+	hash := HashSecret(secret)
+	err := t.store.CreateSecret(ctx, nodeCredentialSecret(nodeName, hash))
 	if api.IsAlreadyExists(err) {
 		// Joined a moment ago: by this agent's earlier attempt (the
 		// same proposed credential), or by another machine.
@@ -354,8 +359,15 @@ func (t *Tokens) createNodeCredential(ctx context.Context, nodeName, proposed st
 	if err != nil {
 		return "", fmt.Errorf("auth: join node %q: store credential: %w", nodeName, err)
 	}
-	// A credential deleted out of band may still be cached.
-	t.cache.forget(nodeName)
+	if t.invalidated {
+		// The new node's first request need not read the store: the
+		// store's hook forgot nodeName once, for this very creation;
+		// a change since (a deletion) forgot it again and put refuses.
+		t.cache.put(nodeName, hash, t.clk.Now(), gen+1)
+	} else {
+		// A credential deleted out of band may still be cached.
+		t.cache.forget(nodeName)
+	}
 	return cred, nil
 }
 
