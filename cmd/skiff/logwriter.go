@@ -100,7 +100,8 @@ func (w *logWriter) flush() {
 		fmt.Fprintf(w.out, "level=WARN msg=\"log buffer full: %d lines dropped\"\n", dropped)
 	}
 	if len(b) > 0 {
-		w.out.Write(b) //nolint:errcheck // nowhere to report a failing log
+		// A failing log write has nowhere to be reported.
+		w.out.Write(b)
 	}
 }
 
