@@ -14,9 +14,9 @@ import (
 
 // HeartbeatPath is the agent's lightweight heartbeat call (the pattern;
 // {name} is the node). It counts as a heartbeat like a status write, but
-// carries no body: nothing is decoded or written, only the Node's row is
-// looked up, so a fleet's heartbeats cost the server little more than
-// their TLS. Agents
+// carries no body: nothing is decoded or written, and the Node is looked
+// up in memory (nodeIndex), so a fleet's heartbeats cost the server little
+// more than their TLS. Agents
 // send their full conditions only when they change, and a snapshot every
 // few minutes.
 const HeartbeatPath = "/api/v1/skiff/nodes/{name}/heartbeat"
@@ -36,19 +36,24 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, api.NewBadRequest("node name %q: %s", name, errs))
 		return
 	}
-	// An existence check on the raw row (no decode), so an agent whose
-	// Node was deleted learns it and registers again.
-	raw, _, err := s.store.GetRaw(r.Context(), "nodes", "", name)
-	if err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
+	// An existence check, so an agent whose Node was deleted learns it
+	// and registers again: from the node index once it has loaded,
+	// else on the raw row (no decode).
+	exists, unknown, ok := s.nodeIdx.lookup(name)
+	if !ok {
+		raw, _, err := s.store.GetRaw(r.Context(), "nodes", "", name)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot read node %s", name))
 			return
 		}
-		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot read node %s", name))
+		exists, unknown = err == nil, bytes.Contains(raw, statusUnknownReason)
+	}
+	if !exists {
+		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
 		return
 	}
 	s.liveness.Beat(name, s.clk.Now())
-	if bytes.Contains(raw, statusUnknownReason) {
+	if unknown {
 		// The node lifecycle controller marked the node unreachable
 		// (Ready=Unknown) while it was silent; the agent believes its
 		// conditions unchanged. 205 asks it to send them again.

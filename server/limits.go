@@ -101,18 +101,28 @@ func isLongRunning(r *http.Request) bool {
 
 func isTrueParam(s string) bool { return s == "true" || s == "1" }
 
-// limitInFlight answers 429 with a Retry-After when max requests other
+// limitInFlight answers 429 with a Retry-After when limit requests other
 // than long-running ones and the health probes are already being served.
-func limitInFlight(max int) func(http.Handler) http.Handler {
+// The lightweight heartbeat has its own slots (a quarter of limit, at least
+// one): it reads no store, so it is served while slow requests (status
+// writes waiting for the store) fill the rest, and a fleet's liveness
+// does not depend on how busy the store is — as Kubernetes' priority and
+// fairness keeps node leases apart from other traffic.
+func limitInFlight(limit int) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		if max <= 0 {
+		if limit <= 0 {
 			return next
 		}
-		slots := make(chan struct{}, max)
+		slots := make(chan struct{}, limit)
+		beatSlots := make(chan struct{}, max(limit/4, 1))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || isLongRunning(r) {
 				next.ServeHTTP(w, r)
 				return
+			}
+			slots := slots
+			if isHeartbeat(r) {
+				slots = beatSlots
 			}
 			select {
 			case slots <- struct{}{}:

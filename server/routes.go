@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -117,7 +118,9 @@ func requestInfoFrom(ctx context.Context) *requestInfo {
 
 // logRequests logs one line per request: method, path (no query, which
 // may carry selectors but never secrets, and no headers), code, duration
-// and the identity authentication found. Probes log at debug level.
+// and the identity authentication found. Probes and heartbeats that
+// succeed log at debug level: a fleet's heartbeats (one a second per ten
+// agents) would otherwise fill the log and serialise on its writer.
 func (s *server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -128,13 +131,13 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 			defer s.metrics.watchStarted()()
 		}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri)))
-		level := slog.LevelInfo
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
-			level = slog.LevelDebug
-		}
 		code := rec.code
 		if code == 0 {
 			code = http.StatusOK
+		}
+		level := slog.LevelInfo
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || code < 300 && isHeartbeat(r) {
+			level = slog.LevelDebug
 		}
 		s.metrics.observe(resource, verb, code, time.Since(start))
 		s.audit(r, ri, code, time.Now())
@@ -205,3 +208,9 @@ func (s *statusRecorder) Flush() {
 
 // Unwrap returns the wrapped writer for http.ResponseController.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// isHeartbeat reports the lightweight heartbeat call (HeartbeatPath).
+func isHeartbeat(r *http.Request) bool {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/api/v1/skiff/nodes/")
+	return ok && r.Method == http.MethodPost && strings.HasSuffix(rest, "/heartbeat") && strings.Count(rest, "/") == 1
+}

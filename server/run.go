@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/promtext"
 	"github.com/skiffhq/skiff/internal/supervise"
 	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/server/apiserver"
@@ -59,6 +60,8 @@ type server struct {
 	authLimiter *auth.Limiter
 	events      *events.Sink
 	liveness    *apiserver.Liveness
+	nodeIdx     *nodeIndex // heartbeats' Node lookups (hotpath.go)
+	hot         *hotPath   // the store's hook feeding tokens and nodeIdx
 	metrics     *serverMetrics
 	// parts are the leader's loops of the current (or next) term.
 	partsMu sync.Mutex
@@ -131,7 +134,7 @@ func (s *server) setup(ctx context.Context) error {
 	// unique: each server's allocator is only a cache of it.
 	so.Claims = map[string]storage.ClaimFunc{"services": servicealloc.Claims}
 	if cfg.AuditLog != AuditLogOff {
-		if s.auditLog, err = openAuditLog(cfg.AuditLog, cfg.AuditMaxBytes, DefaultAuditMaxBackup, s.log); err != nil {
+		if s.auditLog, err = openAuditLog(cfg.AuditLog, cfg.AuditMaxBytes, DefaultAuditMaxBackup, s.clk, s.log); err != nil {
 			return err
 		}
 	}
@@ -219,6 +222,11 @@ func (s *server) setup(ctx context.Context) error {
 	s.metrics = newServerMetrics(st, s.liveness)
 	s.metrics.addScheduler(func() *scheduler.Metrics { return s.leaderParts().sched.Metrics() })
 	s.addTunnelMetrics()
+	if s.auditLog != nil {
+		s.metrics.addWriter(func(w *promtext.Writer) {
+			w.Counter("skiff_audit_entries_dropped_total", "Audit entries dropped because the audit log's buffer was full.", "", float64(s.auditLog.Dropped()))
+		})
+	}
 	if err := s.api.Bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
@@ -227,10 +235,15 @@ func (s *server) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.tokens, err = auth.NewTokens(auth.Config{Store: secretStore{st: st, clk: s.clk}, CAHash: ca.Hash(), AdminToken: adminToken, Clock: s.clk})
+	s.tokens, err = auth.NewTokens(auth.Config{Store: secretStore{st: st, clk: s.clk}, CAHash: ca.Hash(), AdminToken: adminToken, Clock: s.clk,
+		Invalidated: true})
 	if err != nil {
 		return err
 	}
+	s.nodeIdx = newNodeIndex()
+	s.hot = newHotPath(s)
+	st.AddChangeHook(s.hot)
+	s.addHotPathMetrics()
 	ensureJoin := func(ctx context.Context, path string) error {
 		_, err := s.tokens.EnsureDefaultJoinToken(ctx, path)
 		return err
@@ -311,6 +324,7 @@ func (s *server) serve(ctx context.Context) error {
 	loops, loopCtx := supervise.New(context.WithoutCancel(ctx), s.log)
 	s.loops = loops
 	loops.Go("usage", s.usage.Run)
+	loops.Go("node index", s.hot.runNodeIndex)
 	if cfg.DisableControllers {
 		s.log.Info("controllers disabled")
 	}

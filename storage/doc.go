@@ -48,6 +48,9 @@
 // in-memory ring of recent changes when it reaches back far enough, else
 // from the change log. Selectors are applied as the Kubernetes watch cache
 // does: an object that starts or stops matching is Added or Deleted.
+// A ChangeHook (AddChangeHook) is told of every change synchronously, on
+// the publishing goroutine before the writer is answered, for caches that
+// must never lag a write already answered.
 //
 // # Disk use
 //

@@ -26,6 +26,7 @@ func (s *Store) publishCommitted(base int64, cs []*change) {
 			s.log.Warn("reading other servers' changes failed; resetting watches", "err", err)
 			err = fmt.Errorf("missed changes %d..%d: %w: %w", s.rev.Load()+1, base, ErrTooSlow, err)
 			s.rev.Store(base)
+			s.missedHooks(base)
 			s.bc.skipTo(base, err)
 		}
 	}
@@ -132,4 +133,5 @@ func (s *Store) noteChanges(cs []*change) {
 			lc.Store(c.rev)
 		}
 	}
+	s.callHooks(cs)
 }

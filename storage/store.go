@@ -31,6 +31,8 @@ type Store struct {
 	// lastChange holds, by resource, the revision of its last change
 	// committed since Open; the map is fixed at Open.
 	lastChange map[string]*atomic.Int64
+	// hooks are told of every published change (hook.go); pubMu guards.
+	hooks []ChangeHook
 
 	wdb *sql.DB // the writer's pool: one connection, owned by the writer goroutine
 	w   *writer

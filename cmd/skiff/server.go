@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -39,10 +40,11 @@ func (l *stringList) Set(v string) error {
 
 // serverFlags are the settings of `skiff server`.
 type serverFlags struct {
-	config   string
-	logLevel string
-	cfg      server.Config
-	tlsSANs  stringList
+	config      string
+	logLevel    string
+	memoryLimit string
+	cfg         server.Config
+	tlsSANs     stringList
 	// agent holds the agent flags, by name. `skiff server` accepts them
 	// so one config file serves both; they are handed to the local agent
 	// once it exists (issue 5) and are not interpreted here.
@@ -80,6 +82,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.StringVar(&f.cfg.Datastore, "datastore", "", "datastore URL: sqlite://<path> (default <data-dir>/server/state.db) or postgres://user[:password]@host:port/db?sslmode=... shared by several servers")
 	fs.IntVar(&f.cfg.MaxRequestsInFlight, "max-requests-inflight", server.DefaultMaxRequestsInFlight, "requests served at once, watches and streams aside; more get 429 (negative: no limit)")
 	fs.IntVar(&f.cfg.MaxConnsPerClient, "max-connections-per-client", server.DefaultMaxConnsPerClient, "open connections per client address, e.g. for agents behind one NAT (negative: no limit)")
+	fs.StringVar(&f.memoryLimit, "memory-limit", memoryLimitAuto, "soft memory limit of the server process: auto (3/4 of its cgroup's memory.max or of the machine's memory; GOMEMLIMIT wins), off, or a size such as 1Gi")
 	fs.StringVar(&f.cfg.AuditLog, "audit-log", "", "audit log of writes and refused requests (JSON lines; default <data-dir>/server/audit.log; \"off\" turns it off)")
 	fs.StringVar(&f.cfg.EncryptionKeyFile, "encryption-key-file", "", "key file that encrypts Secrets at rest (default <data-dir>/server/encryption.key); servers sharing a PostgreSQL datastore need the same file")
 	fs.StringVar(&f.cfg.ClusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "pod network, one /24 per node")
@@ -164,8 +167,18 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 	if err := f.cfg.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	limit, how, setLimit, err := memoryLimitFor(f.memoryLimit, env.getenv, memoryBudget)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	logOut := newLogWriter(env.stderr, logBufferLimit, env.clock)
+	defer logOut.Close()
+	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 	f.cfg.Logger = log
+	if setLimit {
+		debug.SetMemoryLimit(limit)
+	}
+	log.Info("memory limit", "limit_mib", debug.SetMemoryLimit(-1)>>20, "from", how)
 	values := map[string]string{}
 	for _, a := range agentFlagDefaults {
 		values[a.name] = *f.agent[a.name]

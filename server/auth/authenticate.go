@@ -64,9 +64,11 @@ func (id Identity) UserInfo() api.UserInfo {
 // should fail as unavailable rather than unauthenticated.
 //
 // Node credentials that authenticated recently are answered from a
-// bounded in-memory cache (see Config.CacheSize and CacheTTL); a
-// credential deleted through DeleteNodeCredential is refused from the
-// moment that call returns.
+// bounded in-memory cache (see Config.CacheSize, CacheTTL and
+// Invalidated); a credential deleted through DeleteNodeCredential is
+// refused from the moment that call returns, and with Config.Invalidated
+// so is one deleted or replaced in the store any other way (the API,
+// another server).
 func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, error) {
 	if bearer == "" {
 		return Identity{}, ErrUnauthenticated
@@ -89,7 +91,8 @@ func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, err
 	}
 	// On a miss, or a mismatch that may be a credential re-issued since
 	// it was cached, ask the store.
-	gen := t.cache.generation()
+	gen := t.cache.generation(node)
+	t.storeReads.Add(1)
 	s, err := t.store.GetSecret(ctx, SystemNamespace, NodeCredentialSecretPrefix+node)
 	if api.IsNotFound(err) {
 		return Identity{}, ErrUnauthenticated
@@ -108,3 +111,7 @@ func (t *Tokens) Authenticate(ctx context.Context, bearer string) (Identity, err
 	t.cache.put(node, stored, now, gen)
 	return Identity{Node: node}, nil
 }
+
+// StoreReads returns how many node credential checks read the store (a
+// cache miss).
+func (t *Tokens) StoreReads() uint64 { return t.storeReads.Load() }

@@ -14,15 +14,21 @@ import (
 // still accepted. Safe for concurrent use.
 //
 // A lookup that misses reads the store without the lock held; forget may
-// run meanwhile. gen, bumped by every forget, lets put refuse a value read
-// before the forget, so a deleted credential cannot be re-cached by a
-// lookup that raced with its deletion.
+// run meanwhile. A generation, bumped by forget, lets put refuse a value
+// read before the forget, so a deleted credential cannot be re-cached by a
+// lookup that raced with its deletion. Generations are kept for 256
+// buckets of node names, so a join storm's forgets (one per new
+// credential) do not refuse every other node's lookup in flight.
+//
+// With Config.Invalidated the TTL is not used: the caller forgets an
+// entry synchronously whenever its credential changes (forget, reset).
 type credCache struct {
-	size int
-	ttl  time.Duration
+	size  int
+	ttl   time.Duration
+	noTTL bool
 
 	mu    sync.Mutex
-	gen   uint64
+	gens  [genBuckets]uint64
 	order *list.List               // of *cacheEntry, most recently used first
 	items map[string]*list.Element // node name → element of order
 }
@@ -33,11 +39,13 @@ type cacheEntry struct {
 	added time.Time
 }
 
-func newCredCache(size int, ttl time.Duration) *credCache {
-	return &credCache{size: size, ttl: ttl, order: list.New(), items: make(map[string]*list.Element)}
+func newCredCache(size int, ttl time.Duration, noTTL bool) *credCache {
+	return &credCache{size: size, ttl: ttl, noTTL: noTTL, order: list.New(), items: make(map[string]*list.Element)}
 }
 
-// get returns the cached hash for node if it is younger than ttl at now.
+// get returns the cached hash for node if it can be trusted: always
+// (noTTL: the caller forgets changed credentials), or while the entry is
+// younger than ttl at now.
 func (c *credCache) get(node string, now time.Time) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -46,7 +54,7 @@ func (c *credCache) get(node string, now time.Time) (string, bool) {
 		return "", false
 	}
 	e := el.Value.(*cacheEntry)
-	if age := now.Sub(e.added); age >= c.ttl || age < 0 {
+	if age := now.Sub(e.added); !c.noTTL && (age >= c.ttl || age < 0) {
 		c.removeLocked(el)
 		return "", false
 	}
@@ -54,12 +62,24 @@ func (c *credCache) get(node string, now time.Time) (string, bool) {
 	return e.hash, true
 }
 
-// generation returns the value to pass to put for a store read that
-// starts now.
-func (c *credCache) generation() uint64 {
+// genBuckets is how many generations credCache keeps.
+const genBuckets = 256
+
+// genBucket is node's generation bucket (FNV-1a).
+func genBucket(node string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(node); i++ {
+		h = (h ^ uint32(node[i])) * 16777619
+	}
+	return int(h % genBuckets)
+}
+
+// generation returns the value to pass to put for a store read of node
+// that starts now.
+func (c *credCache) generation(node string) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.gen
+	return c.gens[genBucket(node)]
 }
 
 // put caches hash for node unless forget ran since generation returned
@@ -70,7 +90,7 @@ func (c *credCache) put(node, hash string, now time.Time, gen uint64) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
+	if gen != c.gens[genBucket(node)] {
 		return
 	}
 	if el, ok := c.items[node]; ok {
@@ -89,10 +109,21 @@ func (c *credCache) put(node, hash string, now time.Time, gen uint64) {
 func (c *credCache) forget(node string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
+	c.gens[genBucket(node)]++
 	if el, ok := c.items[node]; ok {
 		c.removeLocked(el)
 	}
+}
+
+// reset forgets everything and invalidates reads in flight.
+func (c *credCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.gens {
+		c.gens[i]++
+	}
+	c.order.Init()
+	clear(c.items)
 }
 
 func (c *credCache) len() int {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -45,8 +46,15 @@ type Config struct {
 	// means DefaultCacheSize and a negative value disables the cache.
 	CacheSize int
 	// CacheTTL is how long a remembered credential is trusted without
-	// reading the store again; 0 means DefaultCacheTTL.
+	// reading the store again; 0 means DefaultCacheTTL. Not used when
+	// Invalidated is set.
 	CacheTTL time.Duration
+	// Invalidated says the caller calls SecretChanged for every change
+	// to a Secret synchronously, before the change's writer is answered
+	// (storage.ChangeHook), and SecretsResync when changes were missed:
+	// remembered credentials then need no TTL, and a credential changed
+	// or deleted by any path is refused on the next request.
+	Invalidated bool
 }
 
 // Validate reports the first problem with c.
@@ -87,6 +95,10 @@ type Tokens struct {
 	hasAdmin  bool
 	clk       clock.Clock
 	cache     *credCache
+	// invalidated: Config.Invalidated.
+	invalidated bool
+	// storeReads counts Authenticate's store reads (StoreReads).
+	storeReads atomic.Uint64
 }
 
 // NewTokens validates cfg, applies its defaults and returns a Tokens.
@@ -101,10 +113,11 @@ func NewTokens(cfg Config) (*Tokens, error) {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
 	t := &Tokens{
-		store:  cfg.Store,
-		caHash: cfg.CAHash,
-		clk:    clock.Or(cfg.Clock),
-		cache:  newCredCache(cfg.CacheSize, cfg.CacheTTL),
+		store:       cfg.Store,
+		caHash:      cfg.CAHash,
+		clk:         clock.Or(cfg.Clock),
+		cache:       newCredCache(cfg.CacheSize, cfg.CacheTTL, cfg.Invalidated),
+		invalidated: cfg.Invalidated,
 	}
 	if cfg.AdminToken != "" {
 		t.adminHash, t.hasAdmin = sha256.Sum256([]byte(cfg.AdminToken)), true
@@ -330,7 +343,9 @@ func (t *Tokens) createNodeCredential(ctx context.Context, nodeName, proposed st
 			return "", err
 		}
 	}
-	err := t.store.CreateSecret(ctx, nodeCredentialSecret(nodeName, HashSecret(secret)))
+	gen := t.cache.generation(nodeName)
+	hash := HashSecret(secret)
+	err := t.store.CreateSecret(ctx, nodeCredentialSecret(nodeName, hash))
 	if api.IsAlreadyExists(err) {
 		// Joined a moment ago: by this agent's earlier attempt (the
 		// same proposed credential), or by another machine.
@@ -344,8 +359,15 @@ func (t *Tokens) createNodeCredential(ctx context.Context, nodeName, proposed st
 	if err != nil {
 		return "", fmt.Errorf("auth: join node %q: store credential: %w", nodeName, err)
 	}
-	// A credential deleted out of band may still be cached.
-	t.cache.forget(nodeName)
+	if t.invalidated {
+		// The new node's first request need not read the store: the
+		// store's hook forgot nodeName once, for this very creation;
+		// a change since (a deletion) forgot it again and put refuses.
+		t.cache.put(nodeName, hash, t.clk.Now(), gen+1)
+	} else {
+		// A credential deleted out of band may still be cached.
+		t.cache.forget(nodeName)
+	}
 	return cred, nil
 }
 
@@ -372,3 +394,18 @@ func (t *Tokens) DeleteNodeCredential(ctx context.Context, nodeName string) erro
 // other than through Tokens (an admin editing skiff-system through the
 // API); without it such a change takes effect within Config.CacheTTL.
 func (t *Tokens) InvalidateNode(nodeName string) { t.cache.forget(nodeName) }
+
+// SecretChanged tells Tokens that the Secret namespace/name changed: a
+// node credential's change forgets what is cached about that node (see
+// Config.Invalidated).
+func (t *Tokens) SecretChanged(namespace, name string) {
+	if namespace == SystemNamespace {
+		if node, ok := strings.CutPrefix(name, NodeCredentialSecretPrefix); ok {
+			t.cache.forget(node)
+		}
+	}
+}
+
+// SecretsResync drops every cached credential: Secret changes may have
+// been missed.
+func (t *Tokens) SecretsResync() { t.cache.reset() }

@@ -1,0 +1,25 @@
+//go:build fleetprof
+
+package main
+
+import (
+	"net"
+	"net/http"
+	_ "net/http/pprof" // registers /debug/pprof on http.DefaultServeMux
+	"os"
+)
+
+// A measurement-only build (go build -tags fleetprof) serves
+// net/http/pprof on $SKIFF_PPROF_ADDR, which must be a loopback
+// address: the release binary never contains it.
+func init() {
+	addr := os.Getenv("SKIFF_PPROF_ADDR")
+	if addr == "" {
+		return
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return
+	}
+	go http.ListenAndServe(addr, nil) //nolint:errcheck // measurement only
+}
