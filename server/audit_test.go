@@ -46,6 +46,9 @@ func TestAuditLogRealTLS(t *testing.T) {
 	h.mustDo("GET", "/api/v1/namespaces/team/secrets", viewer, "", http.StatusForbidden) // a refused read: logged
 	h.mustDo("GET", "/api/v1/pods", "wrong-token-"+newUID(), "", http.StatusUnauthorized)
 	_, cred := h.join(h.joinToken(), "n1", "")
+	h.mustDo("POST", "/api/v1/nodes", admin, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}`, http.StatusCreated)
+	h.mustDo("POST", "/api/v1/skiff/nodes/n1/heartbeat", cred, "", http.StatusNoContent) // a beat: not logged
+	h.mustDo("POST", "/api/v1/skiff/nodes/n2/heartbeat", cred, "", http.StatusForbidden) // another node's: logged
 	// Entries are buffered; stopping the server writes them out.
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
@@ -80,6 +83,15 @@ func TestAuditLogRealTLS(t *testing.T) {
 	}
 	if find("create", "serviceaccounts", "alice", 201) == nil && find("create", "serviceaccounts", "", 201) == nil {
 		t.Errorf("no create serviceaccount entry")
+	}
+	beats := map[int]int{}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Path, "/heartbeat") {
+			beats[e.Code]++
+		}
+	}
+	if beats[204] != 0 || beats[403] != 1 {
+		t.Errorf("heartbeat entries by code = %v; want only the refused one (403)", beats)
 	}
 	unauth := false
 	for _, e := range entries {
