@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"errors"
 
 	"fmt"
 	"io"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/backoff"
+	"github.com/skiffhq/skiff/internal/clock"
 )
 
 // Config sizes one simulator run.
@@ -263,12 +266,39 @@ func (r *run) steady(ctx context.Context) error {
 func (r *run) bindPod(ctx context.Context, name, node string) (time.Time, error) {
 	p := &api.Pod{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: api.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "fleet-bind"}},
 		Spec: api.PodSpec{NodeName: node, Containers: []api.Container{{Name: "web", Image: "nginx:1.27"}}}}
-	at := time.Now()
-	_, err := r.admin.Create(ctx, p)
-	if err != nil {
-		return at, fmt.Errorf("bind %s to %s: %w", name, node, err)
+	bo := backoff.Backoff{Min: time.Second, Max: 10 * time.Second}
+	for attempt := 1; ; attempt++ {
+		at := time.Now()
+		_, err := r.admin.Create(ctx, p)
+		if err == nil {
+			return at, nil
+		}
+		wait, ok := retryAfter(err)
+		if !ok || attempt >= maxBindAttempts {
+			return at, fmt.Errorf("bind %s to %s (attempt %d): %w", name, node, attempt, err)
+		}
+		// The server shed the request (429): wait what it asked, or
+		// the back-off's step if that is longer, then send it again.
+		if !clock.Sleep(ctx, clock.Real{}, max(wait, bo.Next())) {
+			return at, ctx.Err()
+		}
 	}
-	return at, nil
+}
+
+// maxBindAttempts bounds the retries of one shed create.
+const maxBindAttempts = 10
+
+// retryAfter reports whether err is a 429 answer, and the wait it asked
+// for (0 when it named none).
+func retryAfter(err error) (time.Duration, bool) {
+	var se *api.StatusError
+	if !errors.As(err, &se) || se.Status.Reason != api.StatusReasonTooManyRequests {
+		return 0, false
+	}
+	if d := se.Status.Details; d != nil {
+		return time.Duration(d.RetryAfterSeconds) * time.Second, true
+	}
+	return 0, true
 }
 
 // bindAll creates n pods named prefix-i bound round robin, at rate a
