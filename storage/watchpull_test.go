@@ -356,3 +356,25 @@ func TestWatchCacheWarmedUnsealed(t *testing.T) {
 		}
 	})
 }
+
+// TestPostgresOtherServersSealedChangesUnsealed: a watcher on one server
+// gets the plain value of a sealed object another server wrote (the
+// follower reads it from the change log, sealed).
+func TestPostgresOtherServersSealedChangesUnsealed(t *testing.T) {
+	ctx := context.Background()
+	opts := storagetest.Backend{Name: "postgres"}.Fresh(t, storage.Options{Sealer: xorSealer{}, SealedResources: []string{"configmaps"}})
+	a := storagetest.OpenAt(t, opts)
+	b := storagetest.OpenAt(t, opts)
+	w, err := b.Watch(ctx, "configmaps", storage.WatchOptions{FromNow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := a.Create(ctx, storagetest.ConfigMap("default", "secret", map[string]string{"k": "plain-value"})); err != nil {
+		t.Fatal(err)
+	}
+	evs := pull(w, 1, waitEvent)
+	if len(evs) != 1 || !bytes.Contains(evs[0].Value, []byte("plain-value")) {
+		t.Fatalf("event from the other server = %v; want one with the plain value", summarize(evs))
+	}
+}
