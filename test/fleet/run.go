@@ -416,11 +416,12 @@ func (t *podTracker) counts() (bound, running int) {
 	return len(t.boundAt), len(t.running)
 }
 
-func (t *podTracker) follow(w *client.Watcher) {
+// follow records w's events until the stream ends, and returns why.
+func (t *podTracker) follow(w *client.Watcher) error {
 	for {
 		ev, err := w.Next()
 		if err != nil {
-			return
+			return err
 		}
 		p, ok := ev.Object.(*api.Pod)
 		if !ok || ev.Type == api.Deleted {
@@ -443,7 +444,8 @@ func (r *run) deployment(ctx context.Context) error {
 	pods, _ := api.LookupResource("pods")
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	w, err := r.admin.Watch(wctx, pods, "default", client.WatchOptions{ListOptions: client.ListOptions{LabelSelector: "app=fleet-web"}})
+	opts := client.WatchOptions{ListOptions: client.ListOptions{LabelSelector: "app=fleet-web"}}
+	w, err := r.admin.Watch(wctx, pods, "default", opts)
 	if err != nil {
 		return fmt.Errorf("watch the deployment's pods: %w", err)
 	}
@@ -451,14 +453,35 @@ func (r *run) deployment(ctx context.Context) error {
 	followed := make(chan struct{})
 	go func() {
 		defer close(followed)
-		t.follow(w)
+		// A stream the server ends (this process, starved by the
+		// fleet it runs, fell too far behind: 410) is resumed, from
+		// the start when its version expired, with the back-off.
+		bo := backoff.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
+		for {
+			err := t.follow(w)
+			opts.ResourceVersion = w.ResourceVersion()
+			w.Close()
+			if client.IsGone(err) {
+				opts.ResourceVersion = ""
+			}
+			for {
+				if !clock.Sleep(wctx, clock.Real{}, bo.Next()) {
+					return
+				}
+				if w, err = r.admin.Watch(wctx, pods, "default", opts); err == nil {
+					break
+				}
+				if client.IsGone(err) {
+					opts.ResourceVersion = ""
+				}
+			}
+		}
 	}()
-	// Next and Close may not run at once: the context ends the stream,
-	// then the follower, then the watcher is closed.
+	// Next and Close may not run at once: the follower closes each
+	// watcher itself; the context ends the stream and the follower.
 	defer func() {
 		stop()
 		<-followed
-		w.Close()
 	}()
 	a, err := r.sample()
 	if err != nil {
