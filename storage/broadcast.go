@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"sort"
 	"sync"
 )
 
@@ -25,7 +26,7 @@ type broadcaster struct {
 	// watchers, by resource, the others.
 	indexed watchIndex
 
-	wg sync.WaitGroup // one per running watcher goroutine
+	wg sync.WaitGroup // one per running Events goroutine
 }
 
 func newBroadcaster(rev int64, ringSize int, maxBytes int64) *broadcaster {
@@ -99,8 +100,7 @@ func (b *broadcaster) oldestLocked() int64 {
 // register adds w, which wants every change of its resource after w.from
 // (after the last published one when w.fromNow), and plans its replay: revisions
 // (w.from, w.replayTo] come from the database, the rest of the history
-// from the ring into w.backlog, and everything newer live. The watcher's
-// goroutine is counted in b.wg before register returns.
+// from the ring into w.backlog, and everything newer live.
 func (b *broadcaster) register(w *Watcher, compacted int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -117,9 +117,11 @@ func (b *broadcaster) register(w *Watcher, compacted int64) error {
 	if oldest := b.oldestLocked(); w.from+1 < oldest {
 		w.replayTo = oldest - 1
 	}
-	for i := 0; i < b.n; i++ {
+	// The ring is in revision order: skip what the watcher has seen.
+	first := sort.Search(b.n, func(i int) bool { return b.ring[(b.start+i)%len(b.ring)].rev > w.from })
+	for i := first; i < b.n; i++ {
 		c := b.ring[(b.start+i)%len(b.ring)]
-		if c.rev <= w.from || c.key.resource != w.resource {
+		if c.key.resource != w.resource {
 			continue
 		}
 		t, ok, err := w.filter.eventFor(c)
@@ -131,8 +133,32 @@ func (b *broadcaster) register(w *Watcher, compacted int64) error {
 		}
 	}
 	b.addLocked(w)
-	b.wg.Add(1)
 	return nil
+}
+
+// track counts a watcher goroutine about to start in b.wg, so close waits
+// for it; it returns false (not counted) once the broadcaster closed, when
+// every watcher has already been ended.
+func (b *broadcaster) track() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.wg.Add(1)
+	return true
+}
+
+// warm fills the ring with cs, the newest entries of the change log read
+// as the Store opens (in revision order, up to the revision b starts
+// at), so that watches resumed after a restart replay from memory. The
+// ring's bounds apply as to published changes.
+func (b *broadcaster) warm(cs []*change) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range cs {
+		b.pushLocked(c)
+	}
 }
 
 // remove forgets w; it is idempotent.

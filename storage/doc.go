@@ -46,11 +46,17 @@
 // a watcher more than Options.WatchBuffer events behind is cut off with
 // ErrTooSlow. A watch from an older revision replays first: from an
 // in-memory ring of recent changes when it reaches back far enough, else
-// from the change log. Selectors are applied as the Kubernetes watch cache
-// does: an object that starts or stops matching is Added or Deleted.
+// from the change log. Open warms the ring from the change log's newest
+// entries, so the watches a fleet resumes after a server restart replay
+// from memory. Selectors are applied as the Kubernetes watch cache does:
+// an object that starts or stops matching is Added or Deleted.
 // A ChangeHook (AddChangeHook) is told of every change synchronously, on
 // the publishing goroutine before the writer is answered, for caches that
 // must never lag a write already answered.
+//
+// A consumer pulls a watch's events with Watcher.Next in its own
+// goroutine (the API server's streams: one goroutine per watch in all),
+// or reads Watcher.Events, which starts a forwarding goroutine.
 //
 // # Disk use
 //

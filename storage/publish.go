@@ -116,6 +116,12 @@ func (s *Store) readTail(ctx context.Context, after, upTo int64, limit int) ([]*
 			return nil, fmt.Errorf("change %d has type %d: %w", c.rev, t, ErrCorrupt)
 		}
 		c.info = s.resources[c.key.resource]
+		if c.info != nil {
+			var err error
+			if c.value, err = s.seal.unseal(c.key.resource, c.value); err != nil {
+				return nil, fmt.Errorf("read change log: %w", err)
+			}
+		}
 		cs = append(cs, c)
 	}
 	if err := rows.Err(); err != nil {

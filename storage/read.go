@@ -97,6 +97,7 @@ func (s *Store) readChanges(ctx context.Context, resource string, from, after, t
 		return nil, err
 	}
 	defer s.endRead()
+	s.replayReads.Add(1)
 	tx, err := s.rdb.BeginTx(ctx, s.be.readTx())
 	if err != nil {
 		return nil, fmt.Errorf("read changes: %w", translate(err))

@@ -15,6 +15,9 @@ type Stats struct {
 	CommitTime time.Duration
 	// Watchers is the number of open watches.
 	Watchers int
+	// ReplayReads counts the change-log reads (a chunk each) of watches
+	// resuming from history older than the in-memory watch cache.
+	ReplayReads int64
 }
 
 // Stats returns the store's counters.
@@ -27,6 +30,7 @@ func (s *Store) Stats() Stats {
 		FailedCommits:     s.failedCommits.Load(),
 		CommitTime:        time.Duration(s.commitNanos.Load()),
 		Watchers:          s.bc.count(),
+		ReplayReads:       s.replayReads.Load(),
 	}
 }
 

@@ -45,10 +45,11 @@ type Store struct {
 	replays chan struct{}
 	bc      *broadcaster
 
-	pubMu     sync.Mutex   // publishing to bc: the writer and the follower take turns
-	rev       atomic.Int64 // last published revision
-	compacted atomic.Int64 // change-log entries at or below it are gone
-	commits   atomic.Int64 // write transactions committed since Open
+	pubMu       sync.Mutex   // publishing to bc: the writer and the follower take turns
+	rev         atomic.Int64 // last published revision
+	compacted   atomic.Int64 // change-log entries at or below it are gone
+	commits     atomic.Int64 // write transactions committed since Open
+	replayReads atomic.Int64 // change-log reads by watch replays
 
 	writes        atomic.Int64 // objects written by committed transactions
 	failedCommits atomic.Int64 // transactions rolled back by an SQL error
@@ -165,7 +166,40 @@ func (s *Store) open(ctx context.Context) error {
 		return err
 	}
 	s.bc = newBroadcaster(rev, s.opts.WatchCacheSize, s.opts.WatchCacheBytes)
+	s.warmWatchCache(ctx, rev, compacted)
 	return nil
+}
+
+// warmChunk is how many change-log rows one read of warmWatchCache
+// returns: the ring's byte bound drops the oldest as they come, so at
+// most a chunk of large values is held beyond it.
+const warmChunk = 256
+
+// warmWatchCache fills the watch cache with the change log's newest
+// entries, up to WatchCacheSize of them (and WatchCacheBytes), so that
+// after a restart the fleet's watches, resuming from recent revisions,
+// replay from memory rather than each reading the change log. A read
+// that fails leaves the cache empty (watches then replay from the
+// database): a slower restart, not a failed one.
+func (s *Store) warmWatchCache(ctx context.Context, rev, compacted int64) {
+	size := int64(s.opts.WatchCacheSize)
+	if size == 0 || rev <= compacted {
+		return
+	}
+	after := max(compacted, rev-size)
+	for after < rev {
+		cs, err := s.readTail(ctx, after, rev, warmChunk)
+		if err == nil && len(cs) == 0 {
+			err = fmt.Errorf("change log ends at %d before revision %d: %w", after, rev, ErrCorrupt)
+		}
+		if err != nil {
+			s.log.Warn("warming the watch cache failed; watches resume from the change log", "err", err)
+			s.bc.skipTo(rev, err)
+			return
+		}
+		s.bc.warm(cs)
+		after = cs[len(cs)-1].rev
+	}
 }
 
 // Close stops the background loops, lets the batch being committed

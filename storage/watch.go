@@ -32,39 +32,48 @@ type WatchOptions struct {
 // during a replay, so a slow consumer never pins a WAL snapshot for long.
 const replayChunk = 512
 
-// Watcher streams the changes of one resource. Its goroutine replays
-// history first (from the in-memory ring or the change log) and then
-// forwards live changes pushed by the writer. Methods are safe for
-// concurrent use.
+// Watcher streams the changes of one resource: history first (from the
+// in-memory ring or the change log), then live changes pushed by the
+// writer. A consumer either pulls them with Next in its own goroutine,
+// which costs no goroutine of the Watcher's (the API server's watch
+// streams do), or receives them from Events, which starts a goroutine
+// that pulls for it. Use one or the other, from one goroutine. Stop, Err,
+// Done and Ready are safe for concurrent use.
 type Watcher struct {
 	s        *Store
 	resource string
 	filter   filter
 	from     int64 // deliver only revisions above it
 	fromNow  bool  // register sets from to the last published revision
-	replayTo int64 // revisions (from, replayTo] are read from the database
-	backlog  []Event
 	limit    int
 
 	ctx    context.Context // the watch's lifetime: cancelled by Stop, fail or the caller
 	cancel context.CancelFunc
-	out    chan Event
-	done   chan struct{}
+
+	// The consumer's state, owned by the goroutine calling Next.
+	replayTo    int64   // revisions (from, replayTo] are read from the database
+	replayAfter int64   // the replay's position
+	backlog     []Event // from the ring at register, after the replay
+	cur         []Event // events being handed out, cur[next:] still due
+	next        int
 
 	mu     sync.Mutex
-	queue  []Event // live events not yet handed to the goroutine
-	spare  []Event // owned by the goroutine between swaps
+	queue  []Event // live events not yet taken by the consumer
 	notify chan struct{}
 	ended  bool
 	err    error
+
+	startOnce sync.Once
+	out       chan Event    // Events' channel, made by the first Events call
+	done      chan struct{} // closed when Events' goroutine returns
 }
 
-// Watch starts a watch on resource. The returned Watcher's Events channel
-// delivers changes in strictly increasing revision order until ctx is
-// done, Stop is called, the Store closes, or the consumer falls more than
+// Watch starts a watch on resource. Its events come in strictly
+// increasing revision order, through Next or Events, until ctx is done,
+// Stop is called, the Store closes, or the consumer falls more than
 // Options.WatchBuffer events behind (ErrTooSlow). It fails at once with
 // ErrCompacted when opts.Revision is below CompactedRevision. The caller
-// must read Events and end the watch (Stop or ctx) to release it.
+// must consume the events and end the watch (Stop or ctx) to release it.
 func (s *Store) Watch(ctx context.Context, resource string, opts WatchOptions) (*Watcher, error) {
 	info, err := s.lookup(resource)
 	if err != nil {
@@ -89,36 +98,62 @@ func (s *Store) Watch(ctx context.Context, resource string, opts WatchOptions) (
 		limit:    s.opts.WatchBuffer,
 		ctx:      wctx,
 		cancel:   cancel,
-		out:      make(chan Event),
-		done:     make(chan struct{}),
 		notify:   make(chan struct{}, 1),
 	}
 	if err := s.bc.register(w, s.compacted.Load()); err != nil {
 		cancel()
 		return nil, fmt.Errorf("watch %s from revision %d: %w", resource, opts.Revision, err)
 	}
-	go w.run()
+	w.replayAfter = w.from
 	return w, nil
 }
 
-// Events returns the channel of events. It is closed when the watch ends;
-// Err then says why.
-func (w *Watcher) Events() <-chan Event { return w.out }
+// Events returns a channel of the events, fed by a goroutine the first
+// call starts. It is closed when the watch ends; Err then says why. Do
+// not mix it with Next.
+func (w *Watcher) Events() <-chan Event {
+	w.startOnce.Do(func() {
+		w.out = make(chan Event)
+		w.done = make(chan struct{})
+		counted := w.s.bc.track()
+		go w.run(counted)
+	})
+	return w.out
+}
 
 // Err returns why the watch ended: nil after Stop or the caller's context
 // ending, ErrCompacted, ErrTooSlow, ErrClosed, or a read error. It is
-// meaningful once Events is closed.
+// meaningful once Events is closed, or Done is and Next returns nothing.
 func (w *Watcher) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
 }
 
-// Stop ends the watch and waits for its goroutine to return. It is
-// idempotent and may be called from any goroutine.
+// Done is closed when the watch has ended (Stop, the caller's context,
+// or a failure that Err reports).
+func (w *Watcher) Done() <-chan struct{} { return w.ctx.Done() }
+
+// Ready receives a value when live events may be waiting for Next.
+func (w *Watcher) Ready() <-chan struct{} { return w.notify }
+
+// Stop ends the watch and, if Events started its goroutine, waits for it
+// to return. It is idempotent and may be called from any goroutine.
 func (w *Watcher) Stop() {
+	w.mu.Lock()
+	if !w.ended {
+		w.ended = true
+	}
+	w.mu.Unlock()
 	w.cancel()
-	<-w.done
+	w.s.bc.remove(w)
+	w.startOnce.Do(func() { // Events after Stop: a closed channel, no goroutine
+		w.out = make(chan Event)
+		close(w.out)
+	})
+	if w.done != nil {
+		<-w.done
+	}
 }
 
 // offer queues c if the watcher selects it. It is called by the writer
@@ -128,6 +163,10 @@ func (w *Watcher) offer(c *change) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ended {
+		return false
+	}
+	if w.ctx.Err() != nil { // the caller's context ended
+		w.failLocked(nil)
 		return false
 	}
 	if c.rev <= w.from {
@@ -168,89 +207,29 @@ func (w *Watcher) failLocked(err error) {
 	w.cancel()
 }
 
-// run is the watcher's goroutine: replay, then forward live events.
-func (w *Watcher) run() {
-	defer w.s.bc.wg.Done()
+// run is Events' goroutine: it pulls events and sends them on.
+func (w *Watcher) run(counted bool) {
+	if counted {
+		defer w.s.bc.wg.Done()
+	}
 	defer close(w.done)
 	defer close(w.out)
 	defer w.s.bc.remove(w)
 	defer w.cancel()
-	if w.replayTo > w.from {
-		if err := w.replay(); err != nil {
-			if w.ctx.Err() == nil {
-				w.fail(err)
-			}
-			return
-		}
-	}
-	for _, ev := range w.backlog {
-		if !w.send(ev) {
-			return
-		}
-	}
-	w.backlog = nil
 	for {
-		w.mu.Lock()
-		q, ended := w.queue, w.ended
-		w.queue = w.spare[:0]
-		w.mu.Unlock()
-		if ended {
-			return
-		}
-		for _, ev := range q {
-			if !w.send(ev) {
+		ev, ok := w.Next()
+		if ok {
+			select {
+			case w.out <- ev:
+				continue
+			case <-w.ctx.Done():
 				return
 			}
 		}
-		clear(q)
-		w.spare = q
 		select {
 		case <-w.notify:
 		case <-w.ctx.Done():
 			return
 		}
 	}
-}
-
-func (w *Watcher) send(ev Event) bool {
-	select {
-	case w.out <- ev:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
-}
-
-// replay delivers the changes in (from, replayTo] from the change log, a
-// chunk per read transaction; each chunk checks, in the same snapshot,
-// that compaction has not removed what it needs.
-func (w *Watcher) replay() error {
-	after := w.from
-	for after < w.replayTo {
-		// One chunk per admission, so long replays take turns.
-		select {
-		case w.s.replays <- struct{}{}:
-		case <-w.ctx.Done():
-			return w.ctx.Err()
-		}
-		cs, err := w.s.readChanges(w.ctx, w.resource, w.from, after, w.replayTo, replayChunk)
-		<-w.s.replays
-		if err != nil {
-			return err
-		}
-		for _, c := range cs {
-			t, ok, err := w.filter.eventFor(c)
-			if err != nil {
-				return err
-			}
-			if ok && !w.send(Event{Type: t, Revision: c.rev, Value: c.value, c: c}) {
-				return w.ctx.Err()
-			}
-		}
-		if len(cs) < replayChunk {
-			return nil
-		}
-		after = cs[len(cs)-1].rev
-	}
-	return nil
 }

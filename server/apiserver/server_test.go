@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -383,5 +384,44 @@ func TestAPIWatchInitialStateAndBookmarks(t *testing.T) {
 	h.clock.Advance(defaultHeartbeat)
 	if !sc.Scan() || !strings.HasPrefix(sc.Text(), `{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"`) {
 		t.Fatalf("line after a heartbeat = %q; want a BOOKMARK", sc.Text())
+	}
+}
+
+// TestAPIWatchBookmarkCarriesProgress: a bookmark names the store's
+// revision once the stream has sent everything, even when the newest
+// changes were of other resources or other nodes' pods, so an agent
+// resumes after a server restart from a recent revision (served from the
+// warmed watch cache) rather than from its last pod's.
+func TestAPIWatchBookmarkCarriesProgress(t *testing.T) {
+	h := newHarness(t)
+	base := "/api/v1/namespaces/default/pods"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rev := h.store.Revision()
+	req, _ := http.NewRequestWithContext(ctx, "GET", h.http.URL+base+"?watch=1&allowWatchBookmarks=true&fieldSelector=spec.nodeName%3Dn1&resourceVersion="+strconv.FormatInt(rev, 10), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	h.clock.BlockUntil(1)
+	// Another node's pod and a ConfigMap: nothing this stream selects.
+	other := strings.Replace(podJSON, `"containers"`, `"nodeName":"n2","containers"`, 1)
+	if code, body := h.do("POST", base, "application/json", other); code != http.StatusCreated {
+		t.Fatalf("create pod on n2 = %d %s", code, trim(body))
+	}
+	if code, body := h.do("POST", "/api/v1/namespaces/default/configmaps", "application/json",
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`); code != http.StatusCreated {
+		t.Fatalf("create configmap = %d %s", code, trim(body))
+	}
+	want := h.store.Revision()
+	if want < rev+2 {
+		t.Fatalf("revision %d after two creates from %d", want, rev)
+	}
+	h.clock.Advance(defaultHeartbeat)
+	sc := bufio.NewScanner(resp.Body)
+	wantLine := `{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"` + strconv.FormatInt(want, 10) + `"}}}`
+	if !sc.Scan() || sc.Text() != wantLine {
+		t.Fatalf("line after a heartbeat = %q; want %s", sc.Text(), wantLine)
 	}
 }

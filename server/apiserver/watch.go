@@ -120,26 +120,45 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 	defer beat.Stop()
 	last := from
 	for {
-		select {
-		case ev, ok := <-watcher.Events():
+		// Pull what is ready (no goroutine of the watcher's forwards
+		// it), write it, and flush once the burst is written.
+		n := 0
+		for n < maxBurst {
+			ev, ok := watcher.Next()
 			if !ok {
-				if err := watcher.Err(); err != nil {
-					send(errorEvent(err))
-					rc.Flush()
-				}
-				return
+				break
 			}
 			if !sendEvent(ev.Type.String(), ev.Value) {
 				return
 			}
 			last = ev.Revision
-			// Flush once the burst is written rather than per event.
-			if len(watcher.Events()) == 0 && rc.Flush() != nil {
-				return
+			n++
+		}
+		if n > 0 && rc.Flush() != nil {
+			return
+		}
+		if n == maxBurst {
+			continue
+		}
+		select {
+		case <-watcher.Done():
+			// Next returned nothing: an ended watch has nothing more.
+			if err := watcher.Err(); err != nil {
+				send(errorEvent(err))
+				rc.Flush()
 			}
+			return
+		default:
+		}
+		select {
+		case <-watcher.Ready():
+		case <-watcher.Done():
 		case <-beat.C():
 			var b []byte
 			if bookmarks {
+				// The watch's progress when it has nothing pending, so a
+				// client resumes from a recent revision.
+				last = max(last, watcher.Progress())
 				b = enc.bookmark(last)
 			} else {
 				b = []byte("\n")
@@ -154,6 +173,10 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 		}
 	}
 }
+
+// maxBurst is the most events a watch stream writes between flushes (and
+// between looks at its heartbeat and timeout).
+const maxBurst = 256
 
 // eventEncoder renders a watch stream's events as the request asked:
 // stored JSON as it is, or one-row Tables. It is used by one stream's

@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"errors"
 
 	"fmt"
 	"io"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/backoff"
+	"github.com/skiffhq/skiff/internal/clock"
 )
 
 // Config sizes one simulator run.
@@ -263,12 +266,39 @@ func (r *run) steady(ctx context.Context) error {
 func (r *run) bindPod(ctx context.Context, name, node string) (time.Time, error) {
 	p := &api.Pod{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: api.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "fleet-bind"}},
 		Spec: api.PodSpec{NodeName: node, Containers: []api.Container{{Name: "web", Image: "nginx:1.27"}}}}
-	at := time.Now()
-	_, err := r.admin.Create(ctx, p)
-	if err != nil {
-		return at, fmt.Errorf("bind %s to %s: %w", name, node, err)
+	bo := backoff.Backoff{Min: time.Second, Max: 10 * time.Second}
+	for attempt := 1; ; attempt++ {
+		at := time.Now()
+		_, err := r.admin.Create(ctx, p)
+		if err == nil {
+			return at, nil
+		}
+		wait, ok := retryAfter(err)
+		if !ok || attempt >= maxBindAttempts {
+			return at, fmt.Errorf("bind %s to %s (attempt %d): %w", name, node, attempt, err)
+		}
+		// The server shed the request (429): wait what it asked, or
+		// the back-off's step if that is longer, then send it again.
+		if !clock.Sleep(ctx, clock.Real{}, max(wait, bo.Next())) {
+			return at, ctx.Err()
+		}
 	}
-	return at, nil
+}
+
+// maxBindAttempts bounds the retries of one shed create.
+const maxBindAttempts = 10
+
+// retryAfter reports whether err is a 429 answer, and the wait it asked
+// for (0 when it named none).
+func retryAfter(err error) (time.Duration, bool) {
+	var se *api.StatusError
+	if !errors.As(err, &se) || se.Status.Reason != api.StatusReasonTooManyRequests {
+		return 0, false
+	}
+	if d := se.Status.Details; d != nil {
+		return time.Duration(d.RetryAfterSeconds) * time.Second, true
+	}
+	return 0, true
 }
 
 // bindAll creates n pods named prefix-i bound round robin, at rate a
@@ -386,11 +416,12 @@ func (t *podTracker) counts() (bound, running int) {
 	return len(t.boundAt), len(t.running)
 }
 
-func (t *podTracker) follow(w *client.Watcher) {
+// follow records w's events until the stream ends, and returns why.
+func (t *podTracker) follow(w *client.Watcher) error {
 	for {
 		ev, err := w.Next()
 		if err != nil {
-			return
+			return err
 		}
 		p, ok := ev.Object.(*api.Pod)
 		if !ok || ev.Type == api.Deleted {
@@ -413,7 +444,8 @@ func (r *run) deployment(ctx context.Context) error {
 	pods, _ := api.LookupResource("pods")
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	w, err := r.admin.Watch(wctx, pods, "default", client.WatchOptions{ListOptions: client.ListOptions{LabelSelector: "app=fleet-web"}})
+	opts := client.WatchOptions{ListOptions: client.ListOptions{LabelSelector: "app=fleet-web"}}
+	w, err := r.admin.Watch(wctx, pods, "default", opts)
 	if err != nil {
 		return fmt.Errorf("watch the deployment's pods: %w", err)
 	}
@@ -421,14 +453,35 @@ func (r *run) deployment(ctx context.Context) error {
 	followed := make(chan struct{})
 	go func() {
 		defer close(followed)
-		t.follow(w)
+		// A stream the server ends (this process, starved by the
+		// fleet it runs, fell too far behind: 410) is resumed, from
+		// the start when its version expired, with the back-off.
+		bo := backoff.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
+		for {
+			err := t.follow(w)
+			opts.ResourceVersion = w.ResourceVersion()
+			w.Close()
+			if client.IsGone(err) {
+				opts.ResourceVersion = ""
+			}
+			for {
+				if !clock.Sleep(wctx, clock.Real{}, bo.Next()) {
+					return
+				}
+				if w, err = r.admin.Watch(wctx, pods, "default", opts); err == nil {
+					break
+				}
+				if client.IsGone(err) {
+					opts.ResourceVersion = ""
+				}
+			}
+		}
 	}()
-	// Next and Close may not run at once: the context ends the stream,
-	// then the follower, then the watcher is closed.
+	// Next and Close may not run at once: the follower closes each
+	// watcher itself; the context ends the stream and the follower.
 	defer func() {
 		stop()
 		<-followed
-		w.Close()
 	}()
 	a, err := r.sample()
 	if err != nil {
