@@ -165,10 +165,20 @@ func deleteAll(ctx context.Context, t testing.TB, c *client.Client) {
 // killShims kills the shims whose command line names this daemon's
 // socket (they outlive the daemon by design).
 func killShims(t testing.TB, socket string) {
+	for _, pid := range Shims(socket) {
+		t.Logf("cleanup: killing leftover shim %d", pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// Shims lists the pids of the containerd shims serving the daemon at
+// socket (their command line names it with -address).
+func Shims(socket string) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return
+		return nil
 	}
+	var pids []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -184,11 +194,12 @@ func killShims(t testing.TB, socket string) {
 		}
 		for i, a := range args {
 			if a == "-address" && i+1 < len(args) && args[i+1] == socket {
-				t.Logf("cleanup: killing leftover shim %d", pid)
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+				pids = append(pids, pid)
+				break
 			}
 		}
 	}
+	return pids
 }
 
 // unmountUnder detaches every mount below dir, deepest first.

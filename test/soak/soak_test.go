@@ -113,9 +113,9 @@ func TestSoak(t *testing.T) {
 		} else {
 			s.Created, s.Deleted = ch.counts()
 			samples = append(samples, s)
-			t.Logf("%6.0fs db %.1f MiB wal %.1f MiB rss server %.1f agent %.1f MiB goroutines server %d agent %d pods %d running %d created %d",
+			t.Logf("%6.0fs db %.1f MiB wal %.1f MiB rss server %.1f agent %.1f MiB goroutines server %d agent %d pods %d running %d shims %d created %d",
 				s.At.Seconds(), float64(s.DBBytes)/mib, float64(s.WALBytes)/mib, float64(s.ServerRSS)/mib, float64(s.AgentRSS)/mib,
-				s.ServerGoroutines, s.AgentGoroutines, s.Pods, s.Containers, s.Created)
+				s.ServerGoroutines, s.AgentGoroutines, s.Pods, s.Containers, s.Shims, s.Created)
 		}
 		select {
 		case <-runCtx.Done():
@@ -226,6 +226,7 @@ func sample(ctx context.Context, c *local.Cluster, at time.Duration) (Sample, er
 		return s, err
 	}
 	s.Pods, s.Containers = len(st.Want), st.RunningCount()
+	s.Shims = len(testenv.Shims(c.Containerd.Socket))
 	return s, nil
 }
 
