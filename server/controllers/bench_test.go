@@ -46,19 +46,9 @@ func benchDeployment(b *testing.B, nodes, replicas int) (bound, avail, rollout t
 			b.Fatal(err)
 		}
 	}
-	sched, err := scheduler.New(scheduler.Config{Store: store, Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := New(Config{Store: store, Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var wg sync.WaitGroup
+	wg := startControlPlane(ctx, b, store, log)
 	defer wg.Wait()
 	defer cancel()
-	wg.Go(func() { sched.Run(ctx) })
-	wg.Go(func() { m.Run(ctx) })
 	agents := newSimAgents(store, log)
 	wg.Go(func() { agents.run(ctx) })
 
@@ -96,7 +86,7 @@ func benchDeployment(b *testing.B, nodes, replicas int) (bound, avail, rollout t
 	}()
 	avail = wait("all available", func(d *api.Deployment) bool { return int(d.Status.AvailableReplicas) == replicas })
 
-	_, err = store.GuaranteedUpdate(ctx, "deployments", "default", "web", func(cur api.Object) (api.Object, error) {
+	_, err := store.GuaranteedUpdate(ctx, "deployments", "default", "web", func(cur api.Object) (api.Object, error) {
 		d := cur.(*api.Deployment)
 		d.Spec.Template.Spec.Containers[0].Image = "nginx:2"
 		d.Generation++
@@ -189,4 +179,21 @@ func (a *simAgents) run(ctx context.Context) {
 		}
 		wg.Wait()
 	}
+}
+
+// startControlPlane runs the real scheduler and controllers on store
+// until ctx ends; the caller waits for the returned group after that.
+func startControlPlane(ctx context.Context, b *testing.B, store *storage.Store, log *slog.Logger) *sync.WaitGroup {
+	sched, err := scheduler.New(scheduler.Config{Store: store, Logger: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := New(Config{Store: store, Logger: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	wg := &sync.WaitGroup{}
+	wg.Go(func() { sched.Run(ctx) })
+	wg.Go(func() { m.Run(ctx) })
+	return wg
 }

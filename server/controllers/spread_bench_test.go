@@ -16,7 +16,6 @@ import (
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/fields"
 	"github.com/skiffhq/skiff/api/resource"
-	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/storage"
 	"github.com/skiffhq/skiff/storage/storagetest"
 )
@@ -53,19 +52,9 @@ func benchSpread(b *testing.B, nodes, replicas int) {
 	log := slog.New(slog.DiscardHandler)
 	createNodes(b, store, nodes)
 	watchNodes(ctx, b, store, nodes)
-	sched, err := scheduler.New(scheduler.Config{Store: store, Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := New(Config{Store: store, Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var wg sync.WaitGroup
+	wg := startControlPlane(ctx, b, store, log)
 	defer wg.Wait()
 	defer cancel()
-	wg.Go(func() { sched.Run(ctx) })
-	wg.Go(func() { m.Run(ctx) })
 	agents := newSimAgents(store, log)
 	var bound, running atomic.Int64
 	agents.pods.AddHandler(func(old, cur api.Object) {

@@ -302,8 +302,8 @@ func exitReason(code int32, oom bool) string {
 // the task, or returns the facts recorded before. ok is false when the
 // container has not exited.
 func (r *Runtime) reap(ctx context.Context, c client.Container) (exitFacts, error) {
-	r.reapMu.Lock()
-	defer r.reapMu.Unlock()
+	unlock := r.reaping.lock(c.ID())
+	defer unlock()
 	task, err := c.Task(ctx, nil)
 	if errdefs.IsNotFound(err) {
 		labels, err := c.Labels(ctx)

@@ -84,9 +84,12 @@ type Runtime struct {
 	log    *slog.Logger
 	clock  clock.Clock
 
-	// reapMu serialises recording a dead task's exit facts and deleting
-	// it, so two callers never record different facts.
-	reapMu sync.Mutex
+	// reaping serialises, per container, recording a dead task's exit
+	// facts and deleting it, so two callers never record different
+	// facts; different containers are reaped in parallel (a churning node
+	// deletes many pods at once, and a dead task keeps its shim until it
+	// is reaped).
+	reaping keyMutex
 
 	mu      sync.Mutex
 	podOf   map[string]string // container ID → pod UID, for events
