@@ -4,9 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/skiffhq/skiff/internal/testenv"
 	"log/slog"
-	"os"
-	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -184,19 +183,7 @@ func startSpreadProfile(b *testing.B, nodes int) func() {
 	if *benchCPUProfile == "" {
 		return func() {}
 	}
-	f, err := os.Create(fmt.Sprintf("%s-%d.pprof", *benchCPUProfile, nodes))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		b.Fatal(err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			b.Error(err)
-		}
-	}
+	return testenv.CPUProfile(b, fmt.Sprintf("%s-%d.pprof", *benchCPUProfile, nodes))
 }
 
 // processCPU returns the process's user plus system CPU time so far.

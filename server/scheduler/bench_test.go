@@ -4,8 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"runtime/pprof"
+	"github.com/skiffhq/skiff/internal/testenv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,19 +31,7 @@ func startProfile(b *testing.B) func() {
 		return func() {}
 	}
 	name := strings.NewReplacer("/", "_", "=", "").Replace(b.Name())
-	f, err := os.Create(*benchCPUProfile + "-" + name + ".pprof")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		b.Fatal(err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			b.Error(err)
-		}
-	}
+	return testenv.CPUProfile(b, *benchCPUProfile+"-"+name+".pprof")
 }
 
 func BenchmarkSchedule(b *testing.B) {
