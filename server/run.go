@@ -303,12 +303,18 @@ func (s *server) serve(ctx context.Context) error {
 	// so that ctx ending starts a graceful stop rather than aborting them.
 	reqCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
+	tlsConfig := &tls.Config{
+		MinVersion:     tls.VersionTLS12,
+		GetCertificate: s.cert.GetCertificate,
+		// Naming h2 here makes Server.Serve set up HTTP/2 for the
+		// handshaken connections handshakeListener hands it.
+		NextProtos: []string{"h2", "http/1.1"},
+	}
 	hs := &http.Server{
 		Handler: s.routes(),
-		TLSConfig: &tls.Config{
-			MinVersion:     tls.VersionTLS12,
-			GetCertificate: s.cert.GetCertificate,
-		},
+		// Serve may adjust its TLSConfig; the listener's handshakes
+		// use a copy of their own.
+		TLSConfig:         tlsConfig.Clone(),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		HTTP2:             &http.HTTP2Config{MaxDecoderHeaderTableSize: hpackTableSize, MaxEncoderHeaderTableSize: hpackTableSize},
@@ -317,7 +323,8 @@ func (s *server) serve(ctx context.Context) error {
 	}
 	served := make(chan error, 1)
 	limited := limitConnsPerClient(ln, cfg.MaxConnsPerClient, !cfg.limitLoopbackConns)
-	go func() { served <- hs.ServeTLS(limited, "", "") }()
+	tlsLn := newHandshakeListener(limited, tlsConfig, readHeaderTimeout, s.log.With("component", "tls"))
+	go func() { served <- hs.Serve(tlsLn) }()
 
 	// Background loops run under a supervisor until shutdown, and end
 	// before the store closes; the first that fails stops the server.

@@ -1,0 +1,240 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/server/tlsutil"
+)
+
+// handshakeFixture is a CA, a serving certificate for 127.0.0.1 and the
+// matching client and server TLS configurations.
+type handshakeFixture struct {
+	server *tls.Config
+	client *tls.Config
+}
+
+func newHandshakeFixture(t testing.TB) handshakeFixture {
+	t.Helper()
+	dir := t.TempDir()
+	ca, err := tlsutil.EnsureCA(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sans, err := tlsutil.ParseSANs([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tlsutil.EnsureServerCert(dir, ca, sans, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return handshakeFixture{
+		server: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*cert}, NextProtos: []string{"h2", "http/1.1"}},
+		client: &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"},
+	}
+}
+
+// serveHandshaken serves h over a handshakeListener on loopback, as the
+// server does, and returns the listener's address.
+func serveHandshaken(t testing.TB, fx handshakeFixture, timeout time.Duration, h http.Handler) (*handshakeListener, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := newHandshakeListener(ln, fx.server.Clone(), timeout, slog.New(slog.DiscardHandler))
+	hs := &http.Server{Handler: h, TLSConfig: fx.server.Clone()}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(hl) }()
+	t.Cleanup(func() {
+		hs.Close()
+		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("Serve = %v; want ErrServerClosed", err)
+		}
+	})
+	return hl, hl.Addr().String()
+}
+
+func h2Client(fx handshakeFixture) *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: fx.client.Clone(), ForceAttemptHTTP2: true}}
+}
+
+func TestHandshakeListenerServesHTTP2(t *testing.T) {
+	fx := newHandshakeFixture(t)
+	_, addr := serveHandshaken(t, fx, 5*time.Second, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %v", r.Proto, r.TLS != nil && r.TLS.HandshakeComplete)
+	}))
+	resp, err := h2Client(fx).Get("https://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), "HTTP/2.0 true"; got != want {
+		t.Errorf("body = %q; want %q (HTTP/2 negotiated on a handshaken connection)", got, want)
+	}
+}
+
+// A peer that connects and never says hello must neither hold up other
+// clients nor keep its socket past the handshake timeout.
+func TestHandshakeListenerSilentPeer(t *testing.T) {
+	fx := newHandshakeFixture(t)
+	_, addr := serveHandshaken(t, fx, 300*time.Millisecond, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	var silent []net.Conn
+	for range 20 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		silent = append(silent, c)
+	}
+	resp, err := h2Client(fx).Get("https://" + addr + "/")
+	if err != nil {
+		t.Fatalf("a client behind 20 silent peers: %v", err)
+	}
+	resp.Body.Close()
+	for i, c := range silent {
+		// Closed by the server within its 300 ms: the read ends long
+		// before this 30 s bound.
+		if err := c.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.Read(make([]byte, 1))
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("silent peer %d still connected after 30 s; want closed after the handshake timeout", i)
+		}
+		if n != 0 || err == nil {
+			t.Fatalf("silent peer %d read %d bytes, %v; want the connection closed", i, n, err)
+		}
+	}
+}
+
+func TestHandshakeListenerBadHandshakeIsClosed(t *testing.T) {
+	fx := newHandshakeFixture(t)
+	_, addr := serveHandshaken(t, fx, 5*time.Second, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(c)
+	// The TLS stack answers plain HTTP with at most an alert record; it
+	// must never be served.
+	if len(b) > 7 {
+		t.Errorf("plain HTTP on the TLS port got %d bytes (%q); want at most a TLS alert and a close", len(b), b)
+	}
+}
+
+func TestHandshakeListenerCloseEndsAccept(t *testing.T) {
+	fx := newHandshakeFixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := newHandshakeListener(ln, fx.server.Clone(), time.Second, slog.New(slog.DiscardHandler))
+	accepted := make(chan error, 1)
+	go func() {
+		_, err := hl.Accept()
+		accepted <- err
+	}()
+	if err := hl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-accepted:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Accept after Close = %v; want net.ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Accept still blocked 10 s after Close")
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("the inner listener still accepts after Close")
+	}
+}
+
+// BenchmarkConnStack measures the goroutine stacks a held HTTP/2
+// connection costs (server and this process's client together; the
+// client side is the same in both cases): net/http handshaking in the
+// connection's serving goroutine against handshakeListener.
+//
+//	go test ./server -run '^$' -bench ConnStack -benchtime 1x
+func BenchmarkConnStack(b *testing.B) {
+	for _, variant := range []string{"net-http-handshake", "handshake-listener"} {
+		b.Run(variant, func(b *testing.B) {
+			for range b.N {
+				b.ReportMetric(connStackPerConn(b, variant == "handshake-listener", 500), "stack-B/conn")
+			}
+		})
+	}
+}
+
+func connStackPerConn(b *testing.B, pre bool, n int) float64 {
+	fx := newHandshakeFixture(b)
+	release := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	var addr string
+	if pre {
+		_, addr = serveHandshaken(b, fx, 10*time.Second, h)
+	} else {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs := &http.Server{Handler: h, TLSConfig: fx.server.Clone()}
+		go hs.ServeTLS(ln, "", "")
+		b.Cleanup(func() { hs.Close() })
+		addr = ln.Addr().String()
+	}
+	defer close(release)
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.StackInuse
+	var bodies []io.Closer
+	defer func() {
+		for _, c := range bodies {
+			c.Close()
+		}
+	}()
+	for range n {
+		// One transport each: one connection each, as agents have.
+		resp, err := h2Client(fx).Get("https://" + addr + "/")
+		if err != nil {
+			b.Fatal(err)
+		}
+		bodies = append(bodies, resp.Body)
+	}
+	for range 3 { // stacks shrink during collections
+		runtime.GC()
+	}
+	runtime.ReadMemStats(&ms)
+	return float64(ms.StackInuse-before) / float64(n)
+}
