@@ -50,7 +50,7 @@ func (s *server) nodeUsage(w http.ResponseWriter, r *http.Request) {
 		samples = []usage.Sample{}
 	}
 	out := NodeUsage{Node: name, IntervalSeconds: int(s.usage.Interval() / time.Second), Samples: samples, Measured: []usage.Rate{}}
-	if hist, _ := s.measured.History(name); len(hist) > 0 {
+	if hist := s.measured.History(name); len(hist) > 0 {
 		out.Measured = hist
 	}
 	if t, ok := s.liveness.Last(name); ok {

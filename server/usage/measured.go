@@ -12,8 +12,8 @@ import (
 
 // Bounds of what Measured keeps.
 const (
-	// DefaultMeasuredKeep is how many points of history are kept per node
-	// and pod: an hour of 15-second reports.
+	// DefaultMeasuredKeep is how many points of history are kept per
+	// node: an hour of 15-second reports.
 	DefaultMeasuredKeep = 240
 	// MaxReportPods bounds the pods of one report, MaxReportContainers
 	// the containers of one pod: a report beyond them is refused.
@@ -24,6 +24,9 @@ const (
 	DefaultStale = 2 * time.Minute
 	// forgetAfter drops a node that has not reported for an hour.
 	forgetAfter = time.Hour
+	// sweepEvery is how often Add looks for nodes to forget: a look
+	// walks every node, and Add runs for every agent every 15 s.
+	sweepEvery = time.Minute
 )
 
 // Rate is CPU in milli-cores (averaged over Window) and memory working
@@ -52,22 +55,67 @@ type ContainerRate struct {
 }
 
 // Measured keeps what agents measured: per node the last two reports (a
-// CPU rate needs two) and a bounded history of node and pod rates. It
-// lives in memory only and writes nothing to the store. Its methods are
-// safe for concurrent use.
+// CPU rate needs two; the pods' latest rates come from them) and a
+// bounded history of the node's rate, for the dashboard's chart. It lives
+// in memory only and writes nothing to the store. Its methods are safe
+// for concurrent use.
+//
+// Memory is per node, so it is paid by every agent of a fleet: the
+// history is a ring of 16-byte points (an hour is 3.75 KiB a node), and
+// pods keep no history, as nothing serves one.
 type Measured struct {
 	keep int
 
-	mu    sync.Mutex
-	nodes map[string]*nodeMeasure
+	mu        sync.Mutex
+	nodes     map[string]*nodeMeasure
+	lastSweep time.Time // of the look for nodes to forget
 }
 
 type nodeMeasure struct {
 	received time.Time // server clock
 	prev     *api.UsageReport
 	cur      api.UsageReport
-	node     []Rate            // history
-	pods     map[string][]Rate // history by pod UID
+	history  ring // of the node's rate
+}
+
+// point is one history entry: what the chart shows of a Rate.
+type point struct {
+	unix     uint32 // seconds (good until 2106)
+	cpuMilli uint32
+	memory   uint64 // working set, bytes
+}
+
+func pointOf(r Rate) point {
+	return point{unix: uint32(max(r.Time.Unix(), 0)), cpuMilli: uint32(min(max(r.CPUMilli, 0), 1<<32-1)), memory: r.Memory}
+}
+
+func (p point) rate() Rate {
+	return Rate{Time: time.Unix(int64(p.unix), 0).UTC(), CPUMilli: int64(p.cpuMilli), Memory: p.memory}
+}
+
+// ring holds the latest points up to a capacity, growing to it as points
+// come (a node that reports for a minute holds a few, not an hour's).
+type ring struct {
+	pts   []point
+	start int // index of the oldest once full
+}
+
+func (r *ring) add(p point, keep int) {
+	if len(r.pts) < keep {
+		r.pts = append(r.pts, p)
+		return
+	}
+	r.pts[r.start] = p
+	r.start = (r.start + 1) % len(r.pts)
+}
+
+// rates returns the points as Rates, oldest first.
+func (r *ring) rates() []Rate {
+	out := make([]Rate, 0, len(r.pts))
+	for i := range r.pts {
+		out = append(out, r.pts[(r.start+i)%len(r.pts)].rate())
+	}
+	return out
 }
 
 // NewMeasured returns an empty Measured keeping keep points of history
@@ -108,14 +156,17 @@ func ValidateReport(rep *api.UsageReport) error {
 func (m *Measured) Add(node string, rep api.UsageReport, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for n, old := range m.nodes {
-		if now.Sub(old.received) > forgetAfter {
-			delete(m.nodes, n) // deleted or long gone: bounded by the fleet
+	if now.Sub(m.lastSweep) >= sweepEvery || now.Before(m.lastSweep) {
+		m.lastSweep = now
+		for n, old := range m.nodes {
+			if now.Sub(old.received) > forgetAfter {
+				delete(m.nodes, n) // deleted or long gone: bounded by the fleet
+			}
 		}
 	}
 	nm := m.nodes[node]
 	if nm == nil {
-		nm = &nodeMeasure{pods: map[string][]Rate{}}
+		nm = &nodeMeasure{}
 		m.nodes[node] = nm
 	} else if !rep.Time.After(nm.cur.Time) {
 		return
@@ -129,17 +180,7 @@ func (m *Measured) Add(node string, rep api.UsageReport, now time.Time) {
 		return
 	}
 	if r, ok := nodeRate(*nm.prev, nm.cur); ok {
-		nm.node = appendBounded(nm.node, r, m.keep)
-	}
-	seen := make(map[string]bool, len(rep.Pods))
-	for _, p := range podRates(*nm.prev, nm.cur) {
-		seen[p.UID] = true
-		nm.pods[p.UID] = appendBounded(nm.pods[p.UID], p.Rate, m.keep)
-	}
-	for uid := range nm.pods {
-		if !seen[uid] {
-			delete(nm.pods, uid)
-		}
+		nm.history.add(pointOf(r), m.keep)
 	}
 }
 
@@ -185,20 +226,16 @@ func (m *Measured) Pods(node string, now time.Time, stale time.Duration) []PodRa
 	return podRates(*nm.prev, nm.cur)
 }
 
-// History returns copies of the node's rate history and that of each of
-// its pods (by UID), oldest first.
-func (m *Measured) History(node string) (nodeHist []Rate, pods map[string][]Rate) {
+// History returns the node's rate history, oldest first: Time (to the
+// second), CPUMilli and Memory of each point.
+func (m *Measured) History(node string) []Rate {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	nm := m.nodes[node]
 	if nm == nil {
-		return nil, nil
+		return nil
 	}
-	pods = make(map[string][]Rate, len(nm.pods))
-	for uid, h := range nm.pods {
-		pods[uid] = append([]Rate(nil), h...)
-	}
-	return append([]Rate(nil), nm.node...), pods
+	return nm.history.rates()
 }
 
 // Latest returns the node's last report as received.
@@ -218,14 +255,6 @@ func (m *Measured) fresh(node string, now time.Time, stale time.Duration) *nodeM
 		return nil
 	}
 	return nm
-}
-
-func appendBounded(h []Rate, r Rate, keep int) []Rate {
-	if len(h) >= keep {
-		copy(h, h[len(h)-keep+1:])
-		h = h[:keep-1]
-	}
-	return append(h, r)
 }
 
 // rate is the CPU rate between two cumulative readings; ok is false when

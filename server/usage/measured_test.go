@@ -2,6 +2,8 @@ package usage
 
 import (
 	"encoding/json"
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -36,9 +38,16 @@ func TestMeasuredRatesAndBounds(t *testing.T) {
 	if len(pods) != 1 || pods[0].CPUMilli != 100 || len(pods[0].Containers) != 1 || pods[0].Containers[0].CPUMilli != 100 {
 		t.Errorf("Pods = %+v; want p at 100m with c at 100m", pods)
 	}
-	nh, ph := m.History("n")
-	if len(nh) != 3 || !nh[2].Time.Equal(t0.Add(50*time.Second)) || len(ph["u"]) != 3 {
-		t.Errorf("History = %d node points (last %v), %d pod points; want 3 each, the newest last", len(nh), nh[len(nh)-1].Time, len(ph["u"]))
+	// Five rates kept in a ring of three: the newest three, oldest first.
+	nh := m.History("n")
+	if len(nh) != 3 {
+		t.Fatalf("History = %d points; want 3", len(nh))
+	}
+	for i := range nh {
+		at := t0.Add(time.Duration(i+3) * 10 * time.Second)
+		if !nh[i].Time.Equal(at) || nh[i].CPUMilli != 500 || nh[i].Memory != 100 {
+			t.Errorf("History[%d] = %v %dm %dB; want %v 500m 100B", i, nh[i].Time, nh[i].CPUMilli, nh[i].Memory, at)
+		}
 	}
 	// A report no newer than the last is ignored.
 	m.Add("n", rep(t0, 0), t0.Add(51*time.Second))
@@ -46,7 +55,7 @@ func TestMeasuredRatesAndBounds(t *testing.T) {
 		t.Errorf("an old report changed the rate to %d", r.CPUMilli)
 	}
 	// A counter that went back (a restarted pod) has no rate; a pod gone
-	// from the report loses its history.
+	// from the report has no rate either.
 	at := t0.Add(60 * time.Second)
 	m.Add("n", rep(at, 1, pod(1)), at)
 	if _, ok := m.Node("n", at, DefaultStale); ok {
@@ -54,8 +63,8 @@ func TestMeasuredRatesAndBounds(t *testing.T) {
 	}
 	at = at.Add(10 * time.Second)
 	m.Add("n", rep(at, 2), at)
-	if _, ph := m.History("n"); len(ph) != 0 {
-		t.Errorf("pod history after the pod left = %v; want none", ph)
+	if got := m.Pods("n", at, DefaultStale); len(got) != 0 {
+		t.Errorf("Pods after the pod left = %+v; want none", got)
 	}
 	// Stale, then forgotten after an hour without reports.
 	if _, ok := m.Node("n", at.Add(DefaultStale+time.Second), DefaultStale); ok {
@@ -101,4 +110,39 @@ func FuzzUsageReport(f *testing.F) {
 		m.Pods("n", t0, DefaultStale)
 		m.Node("n", t0, DefaultStale)
 	})
+}
+
+// BenchmarkMeasuredMemory is the heap an agent's usage reports cost the
+// server once an hour of them is kept: per node the last two reports
+// (five pods of two containers here) and the history ring.
+//
+//	go test ./server/usage -run '^$' -bench MeasuredMemory -benchtime 1x
+func BenchmarkMeasuredMemory(b *testing.B) {
+	const nodes, pods = 1000, 5
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		m := NewMeasured(0)
+		for i := range DefaultMeasuredKeep + 1 {
+			at := t0.Add(time.Duration(i) * 15 * time.Second)
+			for n := range nodes {
+				r := api.UsageReport{Time: at, Node: api.NodeUsage{CPUUsageNanos: uint64(i) * 3e9, MemoryWorkingSet: 1 << 30, MemoryCapacity: 4 << 30}}
+				for p := range pods {
+					name := fmt.Sprintf("web-%d-%d", n, p)
+					r.Pods = append(r.Pods, api.PodUsage{Namespace: "default", Name: name, UID: name + "-uid", CPUUsageNanos: uint64(i) * 1e8,
+						MemoryWorkingSet: 64 << 20, MemoryRSS: 60 << 20,
+						Containers: []api.ContainerUsage{{Name: "app", CPUUsageNanos: uint64(i) * 9e7}, {Name: "sidecar", CPUUsageNanos: uint64(i) * 1e7}}})
+				}
+				m.Add(fmt.Sprintf("node-%d", n), r, at)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if h := m.History("node-0"); len(h) != DefaultMeasuredKeep {
+			b.Fatalf("History = %d points; want %d", len(h), DefaultMeasuredKeep)
+		}
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/nodes, "heap-B/node")
+		runtime.KeepAlive(m)
+	}
 }
