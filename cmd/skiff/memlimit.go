@@ -19,6 +19,26 @@ import (
 // live heap each) then holds twice that. With a limit, GOGC still paces
 // small heaps, and the collector works harder only as the heap nears the
 // limit, so the process stays within the memory it was given.
+// serverGCPercent is the server's GOGC unless the environment sets one.
+// The collector lets the heap grow past the live heap by GOGC percent of
+// the live heap and the goroutine stacks before it collects: with 10,000
+// agents connected (≈ 34 KiB of live heap and 25 KiB of stacks each) 100
+// meant ≈ 590 MiB of headroom and 1.27 GiB of RSS; 50 halves the
+// headroom (RSS 1 005 MiB, ≈ 100 KiB an agent) for a collection twice as
+// often, which measured no dearer in server CPU or heartbeat latency
+// (docs/benchmarks.md, "Fleet").
+const serverGCPercent = 50
+
+// serverGCPercentFor is the GOGC the server sets and how it was chosen:
+// serverGCPercent unless GOGC is in the environment (the Go runtime has
+// applied it already: set is then false).
+func serverGCPercentFor(getenv func(string) string) (percent int, how string, set bool) {
+	if env := getenv("GOGC"); env != "" {
+		return 0, "GOGC=" + env, false
+	}
+	return serverGCPercent, "default " + strconv.Itoa(serverGCPercent), true
+}
+
 const (
 	memoryLimitAuto = "auto"
 	memoryLimitOff  = "off"

@@ -86,3 +86,27 @@ func TestServerMemoryLimitFlag(t *testing.T) {
 		t.Fatalf("runServer --memory-limit lots = %v; want a usage error naming the flag", err)
 	}
 }
+
+func TestServerGCPercentFor(t *testing.T) {
+	for _, tc := range []struct {
+		env     string
+		percent int
+		set     bool
+		how     string
+	}{
+		{"", serverGCPercent, true, "default 50"},
+		{"100", 0, false, "GOGC=100"},
+		{"off", 0, false, "GOGC=off"},
+	} {
+		getenv := func(k string) string {
+			if k == "GOGC" {
+				return tc.env
+			}
+			return ""
+		}
+		percent, how, set := serverGCPercentFor(getenv)
+		if percent != tc.percent || set != tc.set || how != tc.how {
+			t.Errorf("serverGCPercentFor(GOGC=%q) = %d, %q, %v; want %d, %q, %v", tc.env, percent, how, set, tc.percent, tc.how, tc.set)
+		}
+	}
+}

@@ -178,7 +178,11 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 	if setLimit {
 		debug.SetMemoryLimit(limit)
 	}
-	log.Info("memory limit", "limit_mib", debug.SetMemoryLimit(-1)>>20, "from", how)
+	gcPercent, gcHow, setGC := serverGCPercentFor(env.getenv)
+	if setGC {
+		debug.SetGCPercent(gcPercent)
+	}
+	log.Info("memory limit", "limit_mib", debug.SetMemoryLimit(-1)>>20, "from", how, "gc_percent", gcHow)
 	values := map[string]string{}
 	for _, a := range agentFlagDefaults {
 		values[a.name] = *f.agent[a.name]
