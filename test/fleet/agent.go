@@ -12,9 +12,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skiffhq/skiff/agent/cgroups"
 	"github.com/skiffhq/skiff/agent/config"
+	"github.com/skiffhq/skiff/agent/eviction"
 	"github.com/skiffhq/skiff/agent/node"
 	"github.com/skiffhq/skiff/agent/status"
+	"github.com/skiffhq/skiff/agent/usage"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/clock"
@@ -32,9 +35,12 @@ type AgentConfig struct {
 	Dir       string // the agent's state directory (credentials)
 	SourceIP  net.IP // every connection is dialled from here (loopback)
 	Heartbeat time.Duration
-	Clock     clock.Clock
-	Logger    *slog.Logger
-	Metrics   *Metrics
+	// Usage is how often the agent's usage reporter posts a report of
+	// its simulated node and pods (0: never).
+	Usage   time.Duration
+	Clock   clock.Clock
+	Logger  *slog.Logger
+	Metrics *Metrics
 }
 
 // Agent is one simulated agent: the real agent's join, registrar, API
@@ -127,8 +133,18 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	loops := []func(context.Context) error{reg.Run, sm.Run, src.Run}
+	if a.cfg.Usage > 0 {
+		// The real agent's reporter (build the report, POST it) over a
+		// simulated reading of the node and its pods.
+		rep, err := usage.New(usage.Config{NodeName: a.cfg.Name, Source: a, Detailer: a, API: c, Interval: a.cfg.Usage, Clock: a.cfg.Clock, Logger: log})
+		if err != nil {
+			return err
+		}
+		loops = append(loops, rep.Run)
+	}
 	var wg sync.WaitGroup
-	for _, run := range []func(context.Context) error{reg.Run, sm.Run, src.Run} {
+	for _, run := range loops {
 		wg.Go(func() {
 			if err := run(ctx); err != nil && ctx.Err() == nil {
 				log.Error("fleet agent loop", "err", err)
@@ -151,6 +167,39 @@ func (a *Agent) hostIP() string {
 		return a.cfg.SourceIP.String()
 	}
 	return "127.0.0.1"
+}
+
+// Latest is the simulated machine's reading for the usage reporter
+// (usage.Source): a node busy at a fifth of a core with 1 GiB in use, and
+// each pod at a fiftieth of a core with 16 MiB.
+func (a *Agent) Latest() (eviction.Summary, []*api.Pod, bool) {
+	now := a.cfg.Clock.Now()
+	up := uint64(now.UnixNano()) % (1 << 50)
+	a.mu.Lock()
+	pods := make([]*api.Pod, 0, len(a.pods))
+	stats := make(map[string]eviction.PodStats, len(a.pods))
+	for uid, p := range a.pods {
+		pods = append(pods, p)
+		stats[uid] = eviction.PodStats{CPUNanos: up / 50, MemoryWorkingSet: 16 << 20, MemoryRSS: 15 << 20}
+	}
+	a.mu.Unlock()
+	return eviction.Summary{Time: now, CPUNanos: up / 5, Memory: eviction.MemoryStats{Capacity: 8 << 30, WorkingSet: 1 << 30},
+		NodeFS: eviction.FsStats{Capacity: 64 << 30, Available: 48 << 30}, Pods: stats}, pods, true
+}
+
+// PodDetails gives each pod's containers the pod's own figures
+// (usage.Detailer).
+func (a *Agent) PodDetails(_ context.Context, pods []*api.Pod) map[string]eviction.PodDetail {
+	out := make(map[string]eviction.PodDetail, len(pods))
+	for _, p := range pods {
+		d := eviction.PodDetail{Containers: map[string]cgroups.Usage{}}
+		for _, c := range p.Spec.Containers {
+			d.Containers[c.Name] = cgroups.Usage{CPUNanos: uint64(a.cfg.Clock.Now().UnixNano()) % (1 << 50) / 50,
+				Memory: cgroups.MemoryStats{Usage: 16 << 20, WorkingSet: 16 << 20, RSS: 15 << 20}}
+		}
+		out[p.UID] = d
+	}
+	return out
 }
 
 // simRuntime is a container runtime that is always up.

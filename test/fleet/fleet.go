@@ -24,9 +24,12 @@ type FleetConfig struct {
 	Heartbeat time.Duration
 	// StartRate is how many agents start per second (0: all at once).
 	StartRate int
-	Clock     clock.Clock
-	Logger    *slog.Logger
-	Metrics   *Metrics
+	// Usage is each agent's usage report period (0: none); the real
+	// agent's is agent/usage.DefaultInterval.
+	Usage   time.Duration
+	Clock   clock.Clock
+	Logger  *slog.Logger
+	Metrics *Metrics
 }
 
 // Fleet is many simulated agents.
@@ -58,7 +61,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) *Fleet {
 	for i := range f.Agents {
 		name := NodeName(i)
 		f.Agents[i] = NewAgent(AgentConfig{Server: cfg.Server, Token: cfg.Token, Name: name, Zone: fmt.Sprintf("zone-%d", i%cfg.Zones),
-			Dir: filepath.Join(cfg.Dir, name), SourceIP: SourceIP(i), Heartbeat: cfg.Heartbeat, Clock: clk, Logger: cfg.Logger, Metrics: cfg.Metrics})
+			Dir: filepath.Join(cfg.Dir, name), SourceIP: SourceIP(i), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, Clock: clk, Logger: cfg.Logger, Metrics: cfg.Metrics})
 	}
 	f.wg.Go(func() {
 		var tick clock.Ticker

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	agentusage "github.com/skiffhq/skiff/agent/usage"
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/clock"
+	serverusage "github.com/skiffhq/skiff/server/usage"
 )
 
 // skiffBin is the binary TestMain builds once for the run.
@@ -45,7 +48,7 @@ func TestFleetSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Config{Bin: skiffBin, Dir: t.TempDir(), Agents: agents, Zones: 4, StartRate: 500,
-		Window: 2 * time.Second, Pods: agents, BindRate: 500, Replicas: replicas, Restart: true, Timeout: 3 * time.Minute})
+		Window: 2 * time.Second, Pods: agents, BindRate: 500, Replicas: replicas, Restart: true, Timeout: 3 * time.Minute, Usage: time.Second})
 	t.Log("\n" + rep.Summary())
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +67,11 @@ func TestFleetSmall(t *testing.T) {
 	}
 	if total != replicas {
 		t.Errorf("%d replicas placed in zones; want %d", total, replicas)
+	}
+	// Reports every second since each agent joined, read after the
+	// Deployment phase: every node has two of them, a rate.
+	if rep.NodeMetrics != agents {
+		t.Errorf("the server measured usage for %d nodes; want all %d (the agents' usage reports)", rep.NodeMetrics, agents)
 	}
 	if rep.Joined.Sockets < agents {
 		t.Errorf("the server holds %d sockets for %d agents; want one connection per agent at least", rep.Joined.Sockets, agents)
@@ -103,5 +111,36 @@ func TestSourceIPsDistinct(t *testing.T) {
 			t.Fatalf("SourceIP(%d) = %v: not a fresh loopback address", i, ip)
 		}
 		seen[ip.String()] = true
+	}
+}
+
+// TestAgentUsageReport: the simulated reading makes a report the server
+// accepts, with the agent's pods and their containers, and CPU counters
+// that grow, so the server can compute rates from two of them.
+func TestAgentUsageReport(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC))
+	a := NewAgent(AgentConfig{Name: "fleet-00001", Clock: clk})
+	p := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"},
+		Spec: api.PodSpec{NodeName: "fleet-00001", Containers: []api.Container{{Name: "a", Image: "x:1"}, {Name: "b", Image: "y:2"}}}}
+	a.pods[p.UID] = p
+	build := func() api.UsageReport {
+		s, pods, ok := a.Latest()
+		if !ok {
+			t.Fatal("Latest = not ok; want a reading")
+		}
+		return agentusage.Build(s, pods, a.PodDetails(context.Background(), pods))
+	}
+	first := build()
+	clk.Advance(15 * time.Second)
+	second := build()
+	if err := serverusage.ValidateReport(&second); err != nil {
+		t.Fatalf("ValidateReport = %v", err)
+	}
+	if len(second.Pods) != 1 || second.Pods[0].UID != "u1" || len(second.Pods[0].Containers) != 2 {
+		t.Fatalf("report pods = %+v; want web with its 2 containers", second.Pods)
+	}
+	if second.Node.CPUUsageNanos <= first.Node.CPUUsageNanos || second.Pods[0].CPUUsageNanos <= first.Pods[0].CPUUsageNanos {
+		t.Errorf("CPU counters %d -> %d (node), %d -> %d (pod); want them growing", first.Node.CPUUsageNanos, second.Node.CPUUsageNanos,
+			first.Pods[0].CPUUsageNanos, second.Pods[0].CPUUsageNanos)
 	}
 }

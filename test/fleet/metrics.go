@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -40,6 +41,22 @@ func (m *Metrics) DeliveredAt(key string) (time.Time, bool) {
 	defer m.mu.Unlock()
 	t, ok := m.delivered[key]
 	return t, ok
+}
+
+// DeliveredWithPrefix is how many pods whose key starts with prefix have
+// reached their agents, and when the last of them arrived.
+func (m *Metrics) DeliveredWithPrefix(prefix string) (n int, last time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key, at := range m.delivered {
+		if strings.HasPrefix(key, prefix) {
+			n++
+			if at.After(last) {
+				last = at
+			}
+		}
+	}
+	return n, last
 }
 
 // DeliveredCount is how many pods have reached their agents.

@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 
 	"fmt"
@@ -31,6 +32,9 @@ type Config struct {
 	Zones     int           // 0: 4
 	Heartbeat time.Duration // 0: the agent's 10 s
 	StartRate int           // agents started per second (0: 200)
+	// Usage is each agent's usage report period, as the real agent's
+	// reporter sends them (0: none; the agent's is 15 s).
+	Usage time.Duration
 	// Window is the steady state measured (server CPU, RSS, heartbeats).
 	Window time.Duration
 	// Pods are bound directly (spec.nodeName) at BindRate a second, round
@@ -71,12 +75,19 @@ type Report struct {
 	PodsBindCPU   float64
 	Replicas      int
 	DeployBound   time.Duration // Deployment created → every replica bound
-	DeployDeliver time.Duration // → every replica at its agent
-	DeployRunning time.Duration // → every replica Running on the server
-	DeployCPU     float64
-	DeployP50     time.Duration // bind seen by a watcher → agent
-	DeployP99     time.Duration
-	ZoneCounts    map[string]int // replicas per zone
+	DeployDeliver time.Duration // → every replica at its agent, by the admin watch's bind times
+	// DeployAtAgents is Deployment created → the last replica reached
+	// its agent, by the agents' own arrival times: every replica was
+	// bound by then, whatever the admin watch (one stream filtering
+	// every pod change, in a starved simulator) had shown yet.
+	DeployAtAgents time.Duration
+	DeployRunning  time.Duration // → every replica Running on the server
+	DeployCPU      float64
+	DeployP50      time.Duration // bind seen by a watcher → agent
+	DeployP99      time.Duration
+	ZoneCounts     map[string]int // replicas per zone
+
+	NodeMetrics int // nodes with measured usage once the phases before the restart ran
 
 	Restarted      bool
 	RestartDown    time.Duration // SIGTERM → the new server ready
@@ -163,7 +174,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	start := time.Now()
 	r.fleet = StartFleet(ctx, FleetConfig{Server: srv.URL, Token: srv.JoinToken, Agents: cfg.Agents, Zones: cfg.Zones,
-		Dir: filepath.Join(cfg.Dir, "agents"), Heartbeat: cfg.Heartbeat, StartRate: cfg.StartRate, Logger: cfg.Logger, Metrics: r.metrics})
+		Dir: filepath.Join(cfg.Dir, "agents"), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, StartRate: cfg.StartRate, Logger: cfg.Logger, Metrics: r.metrics})
 	defer func() {
 		cancel()
 		r.fleet.Wait()
@@ -226,11 +237,36 @@ func (r *run) phases(ctx context.Context, start time.Time) error {
 			return err
 		}
 	}
+	if cfg.Usage > 0 {
+		if err := r.nodeMetrics(ctx); err != nil {
+			return err
+		}
+	}
 	if cfg.Restart {
 		if err := r.restart(ctx); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// nodeMetrics counts the nodes the server has measured usage for
+// (metrics.k8s.io NodeMetrics, as kubectl top nodes reads them): the
+// agents' usage reports arrived and were taken.
+func (r *run) nodeMetrics(ctx context.Context) error {
+	resp, err := r.admin.Do(ctx, http.MethodGet, "/apis/metrics.k8s.io/v1beta1/nodes", nil)
+	if err != nil {
+		return fmt.Errorf("node metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return fmt.Errorf("node metrics: %w", err)
+	}
+	r.rep.NodeMetrics = len(list.Items)
+	r.progress("usage: the server has measured usage for %d of %d nodes", r.rep.NodeMetrics, r.cfg.Agents)
 	return nil
 }
 
@@ -502,6 +538,11 @@ func (r *run) deployment(ctx context.Context) error {
 		if r.rep.DeployDeliver == 0 && r.deliveredCount(t) >= n {
 			r.rep.DeployDeliver = time.Since(start)
 		}
+		if r.rep.DeployAtAgents == 0 {
+			if c, last := r.metrics.DeliveredWithPrefix("default/fleet-web-"); c >= n {
+				r.rep.DeployAtAgents = last.Sub(start)
+			}
+		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("deployment: %d of %d bound, %d running after %v\n%s", bound, n, running, r.cfg.Timeout, r.srv.LogTail())
 		}
@@ -512,6 +553,9 @@ func (r *run) deployment(ctx context.Context) error {
 		}
 	}
 	r.rep.DeployRunning = time.Since(start)
+	if c, last := r.metrics.DeliveredWithPrefix("default/fleet-web-"); c >= n && r.rep.DeployAtAgents == 0 {
+		r.rep.DeployAtAgents = last.Sub(start)
+	}
 	if r.rep.DeployBound == 0 {
 		r.rep.DeployBound = r.rep.DeployRunning
 	}
@@ -538,8 +582,8 @@ func (r *run) deployment(ctx context.Context) error {
 	t.mu.Unlock()
 	sortDurations(lat)
 	r.rep.DeployP50, r.rep.DeployP99 = Percentile(lat, 0.5), Percentile(lat, 0.99)
-	r.progress("deployment of %d spread by zone: bound in %v, at the agents in %v, Running in %v; bind→agent p50 %v p99 %v; zones %v; server CPU %.1f%%, %v",
-		n, r.rep.DeployBound, r.rep.DeployDeliver, r.rep.DeployRunning, r.rep.DeployP50, r.rep.DeployP99, r.rep.ZoneCounts, r.rep.DeployCPU, b)
+	r.progress("deployment of %d spread by zone: every replica at its agent in %v (agents' arrival times); by the admin watch: bound in %v, at the agents in %v, Running in %v; bind→agent p50 %v p99 %v; zones %v; server CPU %.1f%%, %v",
+		n, r.rep.DeployAtAgents, r.rep.DeployBound, r.rep.DeployDeliver, r.rep.DeployRunning, r.rep.DeployP50, r.rep.DeployP99, r.rep.ZoneCounts, r.rep.DeployCPU, b)
 	return nil
 }
 
@@ -611,8 +655,11 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "direct binds: %d, bind→agent p50 %v, p99 %v, max %v, server CPU %.1f%%\n", r.Pods, r.DeliveryP50, r.DeliveryP99, r.DeliveryMax, r.PodsBindCPU)
 	}
 	if r.Replicas > 0 {
-		fmt.Fprintf(&b, "deployment of %d spread by zone: bound %v, at the agents %v, Running %v; bind→agent p50 %v p99 %v; per zone %v; server CPU %.1f%%\n",
-			r.Replicas, r.DeployBound.Round(time.Millisecond), r.DeployDeliver.Round(time.Millisecond), r.DeployRunning.Round(time.Millisecond), r.DeployP50, r.DeployP99, r.ZoneCounts, r.DeployCPU)
+		fmt.Fprintf(&b, "deployment of %d spread by zone: every replica at its agent %v; admin watch: bound %v, at the agents %v, Running %v; bind→agent p50 %v p99 %v; per zone %v; server CPU %.1f%%\n",
+			r.Replicas, r.DeployAtAgents.Round(time.Millisecond), r.DeployBound.Round(time.Millisecond), r.DeployDeliver.Round(time.Millisecond), r.DeployRunning.Round(time.Millisecond), r.DeployP50, r.DeployP99, r.ZoneCounts, r.DeployCPU)
+	}
+	if r.NodeMetrics > 0 {
+		fmt.Fprintf(&b, "usage reports: the server measured %d of %d nodes\n", r.NodeMetrics, r.Agents)
 	}
 	if r.Restarted {
 		fmt.Fprintf(&b, "restart: down %v; every agent heartbeating %v after ready; a new pod at every agent %v after ready; server CPU %.1f%%, %v\n",

@@ -5,8 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // -pprof: the simulator's own profiles
 	"os"
 	"os/signal"
+	"runtime/metrics"
 	"syscall"
 	"time"
 
@@ -33,9 +37,23 @@ func run() error {
 	flag.IntVar(&cfg.Pods, "pods", 2000, "pods bound directly to measure delivery")
 	flag.IntVar(&cfg.BindRate, "bind-rate", 200, "direct binds per second")
 	flag.IntVar(&cfg.Replicas, "replicas", 0, "replicas of the zone-spread Deployment (0: one per agent, -1: none)")
+	flag.DurationVar(&cfg.Usage, "usage", 15*time.Second, "each agent's usage report period, as the real agent's (0: none)")
 	flag.BoolVar(&cfg.Restart, "restart", true, "restart the server and time the fleet's return")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound on each phase")
+	pprofAddr := flag.String("pprof", "", "serve the simulator's own net/http/pprof on this loopback address (its CPU shares the box with the server's)")
 	flag.Parse()
+	if *pprofAddr != "" {
+		host, _, err := net.SplitHostPort(*pprofAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			return fmt.Errorf("-pprof %q: want a loopback host:port", *pprofAddr)
+		}
+		ln, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			return err
+		}
+		http.HandleFunc("/debug/latencies", latencies)
+		go http.Serve(ln, nil) //nolint:errcheck // measurement only; ends with the process
+	}
 
 	// The simulator holds a connection per agent (a few more while they
 	// join), and so does the server, which inherits the limit.
@@ -73,4 +91,31 @@ func run() error {
 	rep, err := fleet.Run(ctx, cfg)
 	fmt.Print(rep.Summary())
 	return err
+}
+
+// latencies writes the runtime's scheduling-latency and GC-pause
+// histograms (since start) as quantiles: whether the simulator's own
+// waits are in its measured round trips.
+func latencies(w http.ResponseWriter, _ *http.Request) {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}, {Name: "/sched/pauses/total/gc:seconds"}}
+	metrics.Read(s)
+	for _, m := range s {
+		h := m.Value.Float64Histogram()
+		var total uint64
+		for _, c := range h.Counts {
+			total += c
+		}
+		fmt.Fprintf(w, "%s count %d", m.Name, total)
+		for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 1} {
+			var seen uint64
+			for i, c := range h.Counts {
+				seen += c
+				if float64(seen) >= q*float64(total) {
+					fmt.Fprintf(w, " p%g<=%.3gms", q*100, h.Buckets[i+1]*1e3)
+					break
+				}
+			}
+		}
+		fmt.Fprintln(w)
+	}
 }
