@@ -10,10 +10,10 @@ import (
 	_ "net/http/pprof" // -pprof: the simulator's own profiles
 	"os"
 	"os/signal"
-	"runtime/metrics"
 	"syscall"
 	"time"
 
+	"github.com/skiffhq/skiff/internal/schedlat"
 	"github.com/skiffhq/skiff/test/fleet"
 )
 
@@ -51,7 +51,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		http.HandleFunc("/debug/latencies", latencies)
+		http.Handle("/debug/latencies", schedlat.Handler())
 		go http.Serve(ln, nil) //nolint:errcheck // measurement only; ends with the process
 	}
 
@@ -91,31 +91,4 @@ func run() error {
 	rep, err := fleet.Run(ctx, cfg)
 	fmt.Print(rep.Summary())
 	return err
-}
-
-// latencies writes the runtime's scheduling-latency and GC-pause
-// histograms (since start) as quantiles: whether the simulator's own
-// waits are in its measured round trips.
-func latencies(w http.ResponseWriter, _ *http.Request) {
-	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}, {Name: "/sched/pauses/total/gc:seconds"}}
-	metrics.Read(s)
-	for _, m := range s {
-		h := m.Value.Float64Histogram()
-		var total uint64
-		for _, c := range h.Counts {
-			total += c
-		}
-		fmt.Fprintf(w, "%s count %d", m.Name, total)
-		for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 1} {
-			var seen uint64
-			for i, c := range h.Counts {
-				seen += c
-				if float64(seen) >= q*float64(total) {
-					fmt.Fprintf(w, " p%g<=%.3gms", q*100, h.Buckets[i+1]*1e3)
-					break
-				}
-			}
-		}
-		fmt.Fprintln(w)
-	}
 }
