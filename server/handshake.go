@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"log/slog"
@@ -41,8 +40,7 @@ type handshakeListener struct {
 	done  chan struct{}
 
 	closeOnce sync.Once
-	errMu     sync.Mutex
-	err       error // the accept loop's final error, set before done closes
+	err       error // why the listener ended: written once, before done closes
 }
 
 // newHandshakeListener starts the accept loop over inner. cfg must not be
@@ -69,8 +67,7 @@ func (l *handshakeListener) acceptLoop() {
 	for {
 		c, err := l.inner.Accept()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+			if isTemporary(err) {
 				select {
 				case <-time.After(bo.Next()):
 					continue
@@ -94,18 +91,16 @@ func isTemporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
-// handshake runs c's TLS handshake within the timeout and hands the
-// connection to Accept, or closes it.
+// handshake runs c's TLS handshake within the timeout (a deadline on the
+// connection: it bounds a silent peer and one that stops reading alike)
+// and hands the connection to Accept, or closes it.
 func (l *handshakeListener) handshake(c net.Conn) {
 	tc := tls.Server(c, l.cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
-	defer cancel()
-	// The deadline also bounds a peer that stops reading our flight.
 	if err := c.SetDeadline(time.Now().Add(l.timeout)); err != nil {
 		c.Close()
 		return
 	}
-	if err := tc.HandshakeContext(ctx); err != nil {
+	if err := tc.Handshake(); err != nil {
 		l.log.Debug("TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
 		tc.Close()
 		return
@@ -127,18 +122,14 @@ func (l *handshakeListener) Accept() (net.Conn, error) {
 	case c := <-l.conns:
 		return c, nil
 	case <-l.done:
-		l.errMu.Lock()
-		defer l.errMu.Unlock()
-		return nil, l.err
+		return nil, l.err // written before done closed
 	}
 }
 
 // stop records why the listener ended and releases every waiter, once.
 func (l *handshakeListener) stop(err error) {
 	l.closeOnce.Do(func() {
-		l.errMu.Lock()
 		l.err = err
-		l.errMu.Unlock()
 		close(l.done)
 	})
 }

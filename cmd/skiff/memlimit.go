@@ -13,12 +13,6 @@ import (
 	"github.com/skiffhq/skiff/api/resource"
 )
 
-// The server's soft memory limit (runtime/debug.SetMemoryLimit). Without
-// one the Go heap grows to twice the live heap (GOGC=100) before each
-// collection: a server holding 10,000 agents' connections (≈ 60 KiB of
-// live heap each) then holds twice that. With a limit, GOGC still paces
-// small heaps, and the collector works harder only as the heap nears the
-// limit, so the process stays within the memory it was given.
 // serverGCPercent is the server's GOGC unless the environment sets one.
 // The collector lets the heap grow past the live heap by GOGC percent of
 // the live heap and the goroutine stacks before it collects: with 10,000
@@ -39,6 +33,12 @@ func serverGCPercentFor(getenv func(string) string) (percent int, how string, se
 	return serverGCPercent, "default " + strconv.Itoa(serverGCPercent), true
 }
 
+// The server's soft memory limit (runtime/debug.SetMemoryLimit). Without
+// one the Go heap grows by GOGC percent (serverGCPercent) before each
+// collection: a server holding 10,000 agents' connections (≈ 60 KiB of
+// live heap each) then holds up to half as much again. With a limit, GOGC paces
+// small heaps, and the collector works harder only as the heap nears the
+// limit, so the process stays within the memory it was given.
 const (
 	memoryLimitAuto = "auto"
 	memoryLimitOff  = "off"

@@ -538,11 +538,6 @@ func (r *run) deployment(ctx context.Context) error {
 		if r.rep.DeployDeliver == 0 && r.deliveredCount(t) >= n {
 			r.rep.DeployDeliver = time.Since(start)
 		}
-		if r.rep.DeployAtAgents == 0 {
-			if c, last := r.metrics.DeliveredWithPrefix("default/fleet-web-"); c >= n {
-				r.rep.DeployAtAgents = last.Sub(start)
-			}
-		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("deployment: %d of %d bound, %d running after %v\n%s", bound, n, running, r.cfg.Timeout, r.srv.LogTail())
 		}
@@ -553,7 +548,9 @@ func (r *run) deployment(ctx context.Context) error {
 		}
 	}
 	r.rep.DeployRunning = time.Since(start)
-	if c, last := r.metrics.DeliveredWithPrefix("default/fleet-web-"); c >= n && r.rep.DeployAtAgents == 0 {
+	// The agents' arrival times are recorded as they happen: read once,
+	// at the end, they give when the last replica arrived.
+	if c, last := r.metrics.DeliveredWithPrefix("default/fleet-web-"); c >= n {
 		r.rep.DeployAtAgents = last.Sub(start)
 	}
 	if r.rep.DeployBound == 0 {
