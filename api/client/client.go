@@ -27,7 +27,17 @@ type Client struct {
 	cur     *atomic.Int64 // index of the server in use, shared by copies
 	token   string
 	timeout time.Duration
-	hc      *http.Client
+	// hc opens at most one connection per server, which HTTP/2 shares
+	// among all requests: an agent's loops, waking together after a
+	// server restart, would otherwise each dial (and the server pay a
+	// handshake for each) before any connection is up. h1 is set, for
+	// good and shared by copies, once a server answers in HTTP/1 (a
+	// proxy that does not speak HTTP/2): a single HTTP/1 connection
+	// would serialise every request behind a watch, so from then on
+	// requests go through hcMany, which has no limit.
+	hc     *http.Client
+	hcMany *http.Client
+	h1     *atomic.Bool
 	// streams upgrades connections (exec, port-forward): HTTP/1.1 only,
 	// as WebSocket needs.
 	streams *http.Client
@@ -66,21 +76,29 @@ func New(cfg Config) (*Client, error) {
 		// gives up many minutes later.
 		HTTP2: &http.HTTP2Config{SendPingTimeout: h2PingAfter, PingTimeout: h2PingTimeout},
 	}
-	hc := &http.Client{
-		Transport:     tr,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	many := tr.Clone()
 	str := tr.Clone()
 	str.ForceAttemptHTTP2 = false
 	str.TLSClientConfig.NextProtos = []string{"http/1.1"}
-	streams := &http.Client{Transport: str, CheckRedirect: hc.CheckRedirect}
-	return &Client{bases: Servers(cfg.Server), cur: new(atomic.Int64), token: cfg.Token, timeout: timeout, hc: hc, streams: streams}, nil
+	// A connection the server closed or sent GOAWAY on, or one whose
+	// ping went unanswered, is dropped by the next request on it, and
+	// that frees the slot for a new dial.
+	tr.MaxConnsPerHost = 1
+	return &Client{
+		bases: Servers(cfg.Server), cur: new(atomic.Int64), token: cfg.Token, timeout: timeout,
+		hc:      &http.Client{Transport: tr, CheckRedirect: noRedirect},
+		hcMany:  &http.Client{Transport: many, CheckRedirect: noRedirect},
+		h1:      new(atomic.Bool),
+		streams: &http.Client{Transport: str, CheckRedirect: noRedirect},
+	}, nil
 }
 
 // CloseIdleConnections closes the client's idle connections (a client
 // used once, as the join's, need not keep its connection open).
 func (c *Client) CloseIdleConnections() {
 	c.hc.CloseIdleConnections()
+	c.hcMany.CloseIdleConnections()
 	c.streams.CloseIdleConnections()
 }
 
@@ -163,7 +181,14 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 // answer is closed and returned as *api.StatusError. The caller closes the
 // body of a successful response.
 func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := c.hc.Do(req)
+	hc := c.hc
+	if c.h1.Load() {
+		hc = c.hcMany
+	}
+	resp, err := hc.Do(req)
+	if err == nil && resp.ProtoMajor < 2 && hc == c.hc && !c.h1.Swap(true) {
+		c.hc.CloseIdleConnections()
+	}
 	if err != nil {
 		if req.Context().Err() == nil {
 			c.failover(c.baseOf(req))
