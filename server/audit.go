@@ -40,12 +40,13 @@ func isRead(method string) bool {
 
 // audit records a finished request in the audit log: every write, and
 // every request refused for its credentials (401) or permissions (403).
-// A node's successful lightweight heartbeat is not a write (it touches
-// no stored object) and is not logged: at 10 000 agents it would be
-// 1 000 lines a second, rotating the file away every minute.
+// A node's successful lightweight heartbeat or usage report is not a
+// write (it touches no stored object) and is not logged: at 10 000
+// agents they would be 1 667 lines a second, rotating the file away
+// every minute.
 func (s *server) audit(r *http.Request, ri *requestInfo, code int, now time.Time) {
 	refused := code == http.StatusUnauthorized || code == http.StatusForbidden
-	if s.auditLog == nil || isRead(r.Method) && !refused || !refused && code < 300 && isHeartbeat(r) {
+	if s.auditLog == nil || isRead(r.Method) && !refused || !refused && code < 300 && isNodeReport(r) {
 		return
 	}
 	e := auditEntry{

@@ -47,8 +47,10 @@ func TestAuditLogRealTLS(t *testing.T) {
 	h.mustDo("GET", "/api/v1/pods", "wrong-token-"+newUID(), "", http.StatusUnauthorized)
 	_, cred := h.join(h.joinToken(), "n1", "")
 	h.mustDo("POST", "/api/v1/nodes", admin, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}`, http.StatusCreated)
-	h.mustDo("POST", "/api/v1/skiff/nodes/n1/heartbeat", cred, "", http.StatusNoContent) // a beat: not logged
-	h.mustDo("POST", "/api/v1/skiff/nodes/n2/heartbeat", cred, "", http.StatusForbidden) // another node's: logged
+	h.mustDo("POST", "/api/v1/skiff/nodes/n1/heartbeat", cred, "", http.StatusNoContent)                // a beat: not logged
+	h.mustDo("POST", "/api/v1/skiff/nodes/n2/heartbeat", cred, "", http.StatusForbidden)                // another node's: logged
+	h.mustDo("POST", "/api/v1/skiff/nodes/n1/stats", cred, report(time.Now(), 1), http.StatusNoContent) // a usage report: not logged
+	h.mustDo("POST", "/api/v1/skiff/nodes/n2/stats", cred, report(time.Now(), 1), http.StatusForbidden) // another node's: logged
 	// Entries are buffered; stopping the server writes them out.
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
@@ -84,14 +86,16 @@ func TestAuditLogRealTLS(t *testing.T) {
 	if find("create", "serviceaccounts", "alice", 201) == nil && find("create", "serviceaccounts", "", 201) == nil {
 		t.Errorf("no create serviceaccount entry")
 	}
-	beats := map[int]int{}
-	for _, e := range entries {
-		if strings.HasSuffix(e.Path, "/heartbeat") {
-			beats[e.Code]++
+	for _, call := range []string{"/heartbeat", "/stats"} {
+		byCode := map[int]int{}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Path, call) {
+				byCode[e.Code]++
+			}
 		}
-	}
-	if beats[204] != 0 || beats[403] != 1 {
-		t.Errorf("heartbeat entries by code = %v; want only the refused one (403)", beats)
+		if byCode[204] != 0 || byCode[403] != 1 {
+			t.Errorf("%s entries by code = %v; want only the refused one (403)", call, byCode)
+		}
 	}
 	unauth := false
 	for _, e := range entries {

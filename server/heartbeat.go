@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 
@@ -37,16 +38,11 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// An existence check, so an agent whose Node was deleted learns it
-	// and registers again: from the node index once it has loaded,
-	// else on the raw row (no decode).
-	exists, unknown, ok := s.nodeIdx.lookup(name)
-	if !ok {
-		raw, _, err := s.store.GetRaw(r.Context(), "nodes", "", name)
-		if err != nil && !errors.Is(err, storage.ErrNotFound) {
-			writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot read node %s", name))
-			return
-		}
-		exists, unknown = err == nil, bytes.Contains(raw, statusUnknownReason)
+	// and registers again.
+	exists, unknown, err := s.nodeState(r.Context(), name)
+	if err != nil {
+		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot read node %s", name))
+		return
 	}
 	if !exists {
 		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
@@ -66,3 +62,23 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
 // statusUnknownReason is in a stored Node's JSON while the controller's
 // Ready=Unknown condition stands, until the agent writes its own.
 var statusUnknownReason = []byte(`"reason":"` + controllers.ReasonNodeStatusUnknown + `"`)
+
+// nodeState says whether Node name exists and whether its Ready is the
+// controller's Unknown: from the node index once it has loaded, else
+// from the raw row (no decode). The fleet's periodic calls (heartbeats,
+// usage reports) ask it, so a warm server answers them without a store
+// read.
+func (s *server) nodeState(ctx context.Context, name string) (exists, unknown bool, err error) {
+	exists, unknown, ok := s.nodeIdx.lookup(name)
+	if ok {
+		return exists, unknown, nil
+	}
+	raw, _, err := s.store.GetRaw(ctx, "nodes", "", name)
+	if errors.Is(err, storage.ErrNotFound) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return true, bytes.Contains(raw, statusUnknownReason), nil
+}

@@ -63,14 +63,17 @@ func TestHotPathRevocationAcrossCache(t *testing.T) {
 		before = after
 		time.Sleep(10 * time.Millisecond)
 	}
-	for range 20 {
+	for i := range 20 {
 		h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNoContent)
+		h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/stats", cred, report(clk.Now().Add(time.Duration(i)*time.Second), float64(i)), http.StatusNoContent)
 	}
 	if after := reads(); after != before {
-		t.Errorf("20 heartbeats of a warm, quiet fleet read the store: %s → %s", before, after)
+		t.Errorf("20 heartbeats and usage reports of a warm, quiet fleet read the store: %s → %s", before, after)
 	}
 	h.mustDo(http.MethodDelete, "/api/v1/nodes/edge-2", admin, "", http.StatusOK)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat", cred2, "", http.StatusNotFound)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/stats", cred2, report(clk.Now(), 1), http.StatusNotFound)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/stats", cred2, report(clk.Now(), 1), http.StatusForbidden)
 
 	h.mustDo(http.MethodDelete, "/api/v1/namespaces/"+auth.SystemNamespace+"/secrets/"+auth.NodeCredentialSecretPrefix+"edge-1", admin, "", http.StatusOK)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusUnauthorized)
@@ -163,8 +166,9 @@ func TestNodeIndex(t *testing.T) {
 	}
 }
 
-// TestHeartbeatLogsAtDebug: a fleet's successful heartbeats stay out of
-// the request log at info level; a refused one is logged.
+// TestHeartbeatLogsAtDebug: a fleet's successful heartbeats and usage
+// reports stay out of the request log at info level; refused ones are
+// logged.
 func TestHeartbeatLogsAtDebug(t *testing.T) {
 	var buf syncBuffer
 	h := startHarnessWith(t, "", nil, func(c *Config) {
@@ -175,15 +179,21 @@ func TestHeartbeatLogsAtDebug(t *testing.T) {
 	h.mustDo(http.MethodPost, "/api/v1/nodes", admin, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"edge-1"}}`, http.StatusCreated)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNoContent)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat", cred, "", http.StatusForbidden)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/stats", cred, report(time.Now(), 1), http.StatusNoContent)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/stats", cred, report(time.Now(), 1), http.StatusForbidden)
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	if strings.Contains(out, "nodes/edge-1/heartbeat") {
-		t.Errorf("a successful heartbeat was logged at info:\n%s", out)
+	for _, ok := range []string{"nodes/edge-1/heartbeat", "nodes/edge-1/stats"} {
+		if strings.Contains(out, ok) {
+			t.Errorf("a successful %s was logged at info:\n%s", ok, out)
+		}
 	}
-	if !strings.Contains(out, "nodes/edge-2/heartbeat") {
-		t.Errorf("the refused heartbeat was not logged:\n%s", out)
+	for _, refused := range []string{"nodes/edge-2/heartbeat", "nodes/edge-2/stats"} {
+		if !strings.Contains(out, refused) {
+			t.Errorf("the refused %s was not logged:\n%s", refused, out)
+		}
 	}
 	if !strings.Contains(out, "path=/api/v1/nodes") {
 		t.Errorf("the Node create was not logged:\n%s", out)

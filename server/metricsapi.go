@@ -65,12 +65,15 @@ func (s *server) postStats(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, api.NewBadRequest("usage report: %v", err))
 		return
 	}
-	if _, _, err := s.store.GetRaw(r.Context(), "nodes", "", name); err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
-			return
-		}
+	// The Node must exist; a warm server knows without a store read (a
+	// report every 15 s per agent).
+	exists, _, err := s.nodeState(r.Context(), name)
+	if err != nil {
 		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot read node %s", name))
+		return
+	}
+	if !exists {
+		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
 		return
 	}
 	s.measured.Add(name, rep, s.clk.Now())

@@ -118,9 +118,10 @@ func requestInfoFrom(ctx context.Context) *requestInfo {
 
 // logRequests logs one line per request: method, path (no query, which
 // may carry selectors but never secrets, and no headers), code, duration
-// and the identity authentication found. Probes and heartbeats that
-// succeed log at debug level: a fleet's heartbeats (one a second per ten
-// agents) would otherwise fill the log and serialise on its writer.
+// and the identity authentication found. Probes, heartbeats and usage
+// reports that succeed log at debug level: a fleet's (a heartbeat a
+// second per ten agents, a report per fifteen) would otherwise fill the
+// log and serialise on its writer.
 func (s *server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -136,7 +137,7 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 			code = http.StatusOK
 		}
 		level := slog.LevelInfo
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || code < 300 && isHeartbeat(r) {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || code < 300 && isNodeReport(r) {
 			level = slog.LevelDebug
 		}
 		s.metrics.observe(resource, verb, code, time.Since(start))
@@ -210,7 +211,18 @@ func (s *statusRecorder) Flush() {
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // isHeartbeat reports the lightweight heartbeat call (HeartbeatPath).
-func isHeartbeat(r *http.Request) bool {
+func isHeartbeat(r *http.Request) bool { return isNodeCall(r, "/heartbeat") }
+
+// isNodeReport reports an agent's periodic call that changes no stored
+// object: the lightweight heartbeat (every 10 s) or the usage report
+// (StatsPath, every 15 s). A fleet's are thousands a second, so their
+// successes are neither audited nor logged above debug.
+func isNodeReport(r *http.Request) bool {
+	return isNodeCall(r, "/heartbeat") || isNodeCall(r, "/stats")
+}
+
+// isNodeCall reports a POST to /api/v1/skiff/nodes/{name}<suffix>.
+func isNodeCall(r *http.Request, suffix string) bool {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/api/v1/skiff/nodes/")
-	return ok && r.Method == http.MethodPost && strings.HasSuffix(rest, "/heartbeat") && strings.Count(rest, "/") == 1
+	return ok && r.Method == http.MethodPost && strings.HasSuffix(rest, suffix) && strings.Count(rest, "/") == 1
 }
