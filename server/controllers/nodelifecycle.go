@@ -238,6 +238,11 @@ func (c *NodeLifecycle) warnSkew(ctx context.Context, n *api.Node, now time.Time
 // nodeForHealth returns n as it should be stored for health h, and
 // whether that differs from n. n is not modified.
 func nodeForHealth(n *api.Node, h nodeHealth, now time.Time) (*api.Node, bool) {
+	if h == healthReady && !hasHealthTaint(n) {
+		// The common case, every node every NodeMonitorPeriod: nothing
+		// to change, so nothing to build.
+		return n, false
+	}
 	want := map[string]bool{} // key/effect → wanted
 	switch h {
 	case healthUnreachable:
@@ -316,6 +321,16 @@ func unknownConditions(cs []api.NodeCondition, now time.Time) ([]api.NodeConditi
 		changed = true
 	}
 	return out, changed
+}
+
+// hasHealthTaint reports a taint this controller manages on n.
+func hasHealthTaint(n *api.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == TaintUnreachable || t.Key == TaintNotReady {
+			return true
+		}
+	}
+	return false
 }
 
 func hasTaint(n *api.Node, key, effect string) bool {
