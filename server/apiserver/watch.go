@@ -185,7 +185,8 @@ type eventEncoder struct {
 	res  *api.ResourceInfo
 	rd   rendering
 	now  func() time.Time
-	sent bool // a Table with columnDefinitions has gone out
+	sent bool   // a Table with columnDefinitions has gone out
+	buf  []byte // the last bookmark, reused
 }
 
 // line renders one event of type typ about the stored object raw.
@@ -210,7 +211,10 @@ func (e *eventEncoder) line(typ string, raw []byte) ([]byte, error) {
 // table client can decode it; it does not use up the column headers).
 func (e *eventEncoder) bookmark(rev int64) []byte {
 	if !e.rd.table {
-		return bookmarkLine(e.res, rev)
+		// Every idle stream writes one every few seconds: built in the
+		// stream's own buffer (the write copies it), not allocated.
+		e.buf = appendBookmarkLine(e.buf[:0], e.res, rev)
+		return e.buf
 	}
 	return []byte(`{"type":"BOOKMARK","object":{"kind":"Table","apiVersion":"` + e.rd.apiVersion +
 		`","metadata":{"resourceVersion":"` + strconv.FormatInt(rev, 10) + `"},"columnDefinitions":null,"rows":[]}}` + "\n")
@@ -225,9 +229,19 @@ func eventLine(typ string, obj []byte) []byte {
 	return append(b, "}\n"...)
 }
 
-func bookmarkLine(res *api.ResourceInfo, rev int64) []byte {
-	return []byte(`{"type":"BOOKMARK","object":{"kind":"` + res.Kind + `","apiVersion":"` + res.GroupVersion() +
-		`","metadata":{"resourceVersion":"` + strconv.FormatInt(rev, 10) + `"}}}` + "\n")
+// appendBookmarkLine appends the BOOKMARK event line at rev to b.
+func appendBookmarkLine(b []byte, res *api.ResourceInfo, rev int64) []byte {
+	b = append(b, `{"type":"BOOKMARK","object":{"kind":"`...)
+	b = append(b, res.Kind...)
+	b = append(b, `","apiVersion":"`...)
+	if res.Group != "" {
+		b = append(b, res.Group...)
+		b = append(b, '/')
+	}
+	b = append(b, res.Version...)
+	b = append(b, `","metadata":{"resourceVersion":"`...)
+	b = strconv.AppendInt(b, rev, 10)
+	return append(b, "\"}}}\n"...)
 }
 
 // errorEvent renders the ERROR event that ends a stream: 410 Gone for a

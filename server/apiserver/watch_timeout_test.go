@@ -3,11 +3,15 @@ package apiserver
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skiffhq/skiff/api"
 )
 
 func TestWatchTimeout(t *testing.T) {
@@ -71,4 +75,35 @@ func TestAPIWatchTimeoutSecondsPastInt32(t *testing.T) {
 		}
 	}
 	t.Fatalf("timeoutSeconds=10000000000 stream ended (%v) before the later pod's ADDED event", long.Err())
+}
+
+// TestBookmarkLineReusesItsBuffer: a stream's bookmarks are built in one
+// buffer, and each is the JSON a client decodes, for a core and a grouped
+// resource.
+func TestBookmarkLineReusesItsBuffer(t *testing.T) {
+	for _, tc := range []struct {
+		resource, want string
+	}{
+		{"pods", `{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"%d"}}}` + "\n"},
+		{"deployments", `{"type":"BOOKMARK","object":{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"resourceVersion":"%d"}}}` + "\n"},
+	} {
+		res, ok := api.LookupResource(tc.resource)
+		if !ok {
+			t.Fatalf("no resource %s", tc.resource)
+		}
+		enc := eventEncoder{res: &res}
+		for _, rev := range []int64{9, 1234567890123, 0} {
+			got := enc.bookmark(rev)
+			if string(got) != fmt.Sprintf(tc.want, rev) {
+				t.Errorf("bookmark(%d) of %s = %q", rev, tc.resource, got)
+			}
+			var ev struct{ Type string }
+			if err := json.Unmarshal(got, &ev); err != nil || ev.Type != "BOOKMARK" {
+				t.Errorf("bookmark(%d) does not decode: %v", rev, err)
+			}
+		}
+		if n := testing.AllocsPerRun(100, func() { enc.bookmark(42) }); n != 0 {
+			t.Errorf("a bookmark allocates %.0f times; want 0", n)
+		}
+	}
 }
