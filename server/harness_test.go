@@ -23,7 +23,7 @@ import (
 // data dir, serving real TLS on 127.0.0.1:0, reached by a client that
 // trusts only the server's CA.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	clk     *clock.Fake
 	info    Info
@@ -35,14 +35,14 @@ type harness struct {
 
 // startHarness runs a server on dataDir ("" for a new temporary one) and
 // stops it at the end of the test.
-func startHarness(t *testing.T, dataDir string, clk *clock.Fake) *harness {
+func startHarness(t testing.TB, dataDir string, clk *clock.Fake) *harness {
 	t.Helper()
 	return startHarnessWith(t, dataDir, clk, nil)
 }
 
 // startHarnessWith is startHarness with configure applied to the
 // Config (which has the agent and the controllers off).
-func startHarnessWith(t *testing.T, dataDir string, clk *clock.Fake, configure func(*Config)) *harness {
+func startHarnessWith(t testing.TB, dataDir string, clk *clock.Fake, configure func(*Config)) *harness {
 	t.Helper()
 	if dataDir == "" {
 		dataDir = t.TempDir()

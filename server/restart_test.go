@@ -39,7 +39,7 @@ func (e watchEvent) rv() int64 {
 
 // watchStream reads a watch response line by line in the background.
 type watchStream struct {
-	t      *testing.T
+	t      testing.TB
 	events chan watchEvent
 	done   chan error // the reader's end: nil at EOF, else the error
 	cancel context.CancelFunc
@@ -167,7 +167,7 @@ func writeCM(h *harness, token, method, name, value string) change {
 	return change{}
 }
 
-func rvOf(t *testing.T, b []byte) int64 {
+func rvOf(t testing.TB, b []byte) int64 {
 	t.Helper()
 	var o struct {
 		Metadata struct {
