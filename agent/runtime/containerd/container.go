@@ -89,6 +89,8 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg runtime.ContainerConf
 		labels[runtime.LabelInit] = "true"
 	}
 	opts := append([]oci.SpecOpts{oci.WithImageConfig(img)}, specOpts(id, cfg, ispec.Config)...)
+	ctx, cancel := settled(ctx)
+	defer cancel()
 	_, err = r.client.NewContainer(ctx, id,
 		client.WithImage(img),
 		client.WithImageStopSignal(img, "SIGTERM"),
@@ -130,6 +132,16 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return fmt.Errorf("log dir of %s: %w", id, err)
 	}
+	// From here on the calls start a shim and a container in it:
+	// containerd 1.6 abandons both when a task's creation is cancelled
+	// halfway (the shim process runs on, and runc's init waits in the
+	// pod's cgroup, with no task left in containerd to find them by).
+	// So they run to their end on a context of their own, bounded,
+	// whatever becomes of the caller's (a pod deleted while it starts);
+	// the caller's cancel is honoured between them.
+	callerCtx := ctx
+	ctx, cancel := settled(ctx)
+	defer cancel()
 	task, err := c.NewTask(ctx, cio.LogFile(logPath))
 	if errdefs.IsAlreadyExists(err) {
 		task, err = c.Task(ctx, nil)
@@ -153,6 +165,10 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	}
 	if st.Status != client.Created {
 		return nil // started already (a retry after a crash)
+	}
+	if err := callerCtx.Err(); err != nil {
+		// Left Created: stopping the container kills and deletes it.
+		return err
 	}
 	if err := task.Start(ctx); err != nil {
 		if _, derr := task.Delete(ctx, client.WithProcessKill); derr != nil {
@@ -239,7 +255,8 @@ func (r *Runtime) waitExit(ctx context.Context, exitCh <-chan client.ExitStatus,
 // RemoveContainer deletes a stopped container's task, the container and
 // its snapshot. Its log file stays. A running container is an error.
 func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
-	ctx = r.nsctx(ctx)
+	ctx, cancel := settled(r.nsctx(ctx)) // deletes that shut shims down: see StartContainer
+	defer cancel()
 	c, err := r.client.LoadContainer(ctx, id)
 	if errdefs.IsNotFound(err) {
 		r.forget(id)
@@ -340,7 +357,9 @@ func (r *Runtime) reap(ctx context.Context, c client.Container) (exitFacts, erro
 	}); err != nil {
 		return exitFacts{}, translate("record exit of "+c.ID(), err)
 	}
-	if _, err := task.Delete(ctx); err != nil && !errdefs.IsNotFound(err) {
+	dctx, cancel := settled(ctx) // the delete shuts the shim down: see StartContainer
+	defer cancel()
+	if _, err := task.Delete(dctx); err != nil && !errdefs.IsNotFound(err) {
 		return exitFacts{}, translate("delete task "+c.ID(), err)
 	}
 	return f, nil
@@ -365,4 +384,17 @@ func (r *Runtime) oomKilled(ctx context.Context, c client.Container) bool {
 		r.log.Debug("read oom kills", "id", c.ID(), "err", err)
 	}
 	return err == nil && n > 0
+}
+
+// settleTimeout bounds a containerd call run on a context of its own
+// (settled), as the kubelet bounds every runtime call by its
+// --runtime-request-timeout (2 minutes).
+const settleTimeout = 2 * time.Minute
+
+// settled returns a context for calls that must not be cut off halfway
+// (task create, start and delete, container create and delete): it keeps
+// ctx's values (the containerd namespace) but not its cancellation, and
+// ends after settleTimeout.
+func settled(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 }
