@@ -174,11 +174,28 @@ func killShims(t testing.TB, socket string) {
 // Shims lists the pids of the containerd shims serving the daemon at
 // socket (their command line names it with -address).
 func Shims(socket string) []int {
+	var pids []int
+	for _, sh := range ShimProcesses(socket) {
+		pids = append(pids, sh.Pid)
+	}
+	return pids
+}
+
+// Shim is one shim process: its pid and the -id it was started for (the
+// first container of its group: a pod's shim carries the ID of the
+// pod's first container).
+type Shim struct {
+	Pid int
+	ID  string
+}
+
+// ShimProcesses lists the containerd shims serving the daemon at socket.
+func ShimProcesses(socket string) []Shim {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var pids []int
+	var out []Shim
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -192,14 +209,20 @@ func Shims(socket string) []int {
 		if len(args) == 0 || !strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") {
 			continue
 		}
-		for i, a := range args {
-			if a == "-address" && i+1 < len(args) && args[i+1] == socket {
-				pids = append(pids, pid)
-				break
+		ours, id := false, ""
+		for i, a := range args[:len(args)-1] {
+			switch a {
+			case "-address":
+				ours = args[i+1] == socket
+			case "-id":
+				id = args[i+1]
 			}
 		}
+		if ours {
+			out = append(out, Shim{Pid: pid, ID: id})
+		}
 	}
-	return pids
+	return out
 }
 
 // unmountUnder detaches every mount below dir, deepest first.

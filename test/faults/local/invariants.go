@@ -22,6 +22,7 @@ import (
 	"github.com/skiffhq/skiff/agent/runtime"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/testenv"
 )
 
 // State is what the machine holds, side by side with what the API says
@@ -44,6 +45,9 @@ type State struct {
 	IDs map[string][]string
 	// NoVeth are the live pods (namespace/name) without a host veth.
 	NoVeth []string
+	// Shims are the IDs the agent's containerd's shim processes were
+	// started for (a pod's first container: "<pod uid>-<name>-<n>").
+	Shims []string
 }
 
 // vethName is agent/network's host-side veth name of pod uid.
@@ -135,6 +139,9 @@ func (c *Cluster) Snapshot(ctx context.Context) (*State, error) {
 	if err := c.readContainerd(ctx, s); err != nil {
 		return nil, err
 	}
+	for _, sh := range testenv.ShimProcesses(c.Containerd.Socket) {
+		s.Shims = append(s.Shims, sh.ID)
+	}
 	if s.Cgroups, err = podCgroups(c.CgroupRoot); err != nil {
 		return nil, err
 	}
@@ -207,6 +214,17 @@ func (s *State) Problems(allowMissing bool) []string {
 	}
 	orphans("containerd pod", s.Sandboxes)
 	orphans("cgroup", s.Cgroups)
+	for _, id := range s.Shims {
+		live := false
+		for uid := range s.Want {
+			live = live || strings.HasPrefix(id, uid+"-")
+		}
+		if !live {
+			// A shim outlives its pod when containerd lost its task:
+			// its process (and perhaps a container in it) runs on.
+			out = append(out, fmt.Sprintf("orphan shim %s (no live pod)", id))
+		}
+	}
 	if s.Veths != len(s.Want) {
 		out = append(out, fmt.Sprintf("%d pod veths for %d pods", s.Veths, len(s.Want)))
 	}
