@@ -187,6 +187,7 @@ type eventEncoder struct {
 	now  func() time.Time
 	sent bool   // a Table with columnDefinitions has gone out
 	buf  []byte // the last bookmark, reused
+	head int    // length of buf's part before the revision; 0 until built
 }
 
 // line renders one event of type typ about the stored object raw.
@@ -212,8 +213,15 @@ func (e *eventEncoder) line(typ string, raw []byte) ([]byte, error) {
 func (e *eventEncoder) bookmark(rev int64) []byte {
 	if !e.rd.table {
 		// Every idle stream writes one every few seconds: built in the
-		// stream's own buffer (the write copies it), not allocated.
-		e.buf = appendBookmarkLine(e.buf[:0], e.res, rev)
+		// stream's own buffer (the write copies it), whose head, the
+		// part before the revision, is made once.
+		if e.head == 0 {
+			e.buf = append(e.buf[:0], `{"type":"BOOKMARK","object":{"kind":"`+e.res.Kind+
+				`","apiVersion":"`+e.res.GroupVersion()+`","metadata":{"resourceVersion":"`...)
+			e.head = len(e.buf)
+		}
+		e.buf = strconv.AppendInt(e.buf[:e.head], rev, 10)
+		e.buf = append(e.buf, "\"}}}\n"...)
 		return e.buf
 	}
 	return []byte(`{"type":"BOOKMARK","object":{"kind":"Table","apiVersion":"` + e.rd.apiVersion +
@@ -227,21 +235,6 @@ func eventLine(typ string, obj []byte) []byte {
 	b = append(b, `","object":`...)
 	b = append(b, obj...)
 	return append(b, "}\n"...)
-}
-
-// appendBookmarkLine appends the BOOKMARK event line at rev to b.
-func appendBookmarkLine(b []byte, res *api.ResourceInfo, rev int64) []byte {
-	b = append(b, `{"type":"BOOKMARK","object":{"kind":"`...)
-	b = append(b, res.Kind...)
-	b = append(b, `","apiVersion":"`...)
-	if res.Group != "" {
-		b = append(b, res.Group...)
-		b = append(b, '/')
-	}
-	b = append(b, res.Version...)
-	b = append(b, `","metadata":{"resourceVersion":"`...)
-	b = strconv.AppendInt(b, rev, 10)
-	return append(b, "\"}}}\n"...)
 }
 
 // errorEvent renders the ERROR event that ends a stream: 410 Gone for a
