@@ -268,6 +268,8 @@ func TestDetailPagesInRealBrowser(t *testing.T) {
 	// Run the CronJob now: a Job owned by it, marked manual, shows in
 	// its list.
 	p.goTo("#/cronjobs/default/nightly", `section.detail[data-kind="CronJob"] #yaml-view`)
+	// The Jobs list loads after the page; "Loading…" until it has.
+	p.do("see the CronJob's jobs loaded", chromedp.WaitNotPresent(chromedp.Search(`//main//p[text()="Loading…"]`)))
 	if body := p.text("main"); !strings.Contains(body, "0 3 * * *") || !strings.Contains(body, "No jobs.") {
 		t.Errorf("the CronJob's page lacks its schedule or its (empty) job list:\n%s", body)
 	}
