@@ -23,7 +23,7 @@ type Config struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
 	// WatchHeartbeat is how often an idle watch stream gets a keep-alive
-	// newline (and a BOOKMARK when the client allows them). Default 5s.
+	// newline (and a BOOKMARK when the client allows them). Default 10s.
 	WatchHeartbeat time.Duration
 	// Authorize, when set, is asked about every resource request after its
 	// URL is parsed and before anything else happens; see AuthorizeFunc.

@@ -107,3 +107,35 @@ func TestBookmarkLineReusesItsBuffer(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchDeadlineRenewsOnlyWhenShort: a stream's write deadline is set
+// on its first write, left alone while a write still gets writeTimeout,
+// and renewed past the next two heartbeats once it would not; every write,
+// and the keep-alive after it, keeps at least writeTimeout.
+func TestWatchDeadlineRenewsOnlyWhenShort(t *testing.T) {
+	hb := 10 * time.Second
+	d := watchDeadline{heartbeat: hb}
+	t0 := time.Unix(1_000_000, 0)
+	renewals := 0
+	// Keep-alives every heartbeat for ten minutes, and a burst of events
+	// in between.
+	for i := 0; i < 60; i++ {
+		for _, off := range []time.Duration{0, time.Millisecond, 2 * time.Millisecond} {
+			now := t0.Add(time.Duration(i)*hb + off)
+			at, renewed := d.renew(now)
+			if renewed {
+				renewals++
+			}
+			if left := at.Sub(now); left < writeTimeout {
+				t.Fatalf("write at +%v gets %v; want at least %v", now.Sub(t0), left, writeTimeout)
+			}
+			if next := now.Add(hb); at.Sub(next) < writeTimeout {
+				t.Fatalf("deadline +%v leaves the next keep-alive at +%v less than %v", at.Sub(t0), next.Sub(t0), writeTimeout)
+			}
+		}
+	}
+	// 180 writes: renewed on the first and then every other keep-alive.
+	if renewals < 25 || renewals > 31 {
+		t.Errorf("%d renewals for 180 writes over 60 heartbeats; want about 30", renewals)
+	}
+}

@@ -71,8 +71,8 @@ function setBroken(c, broken) {
 }
 
 // How long a watch may stay silent before it counts as dead: the server
-// sends a keep-alive every 5 s.
-const SILENCE_MS = 20000;
+// sends a keep-alive every 10 s, so this is three of them missed.
+const SILENCE_MS = 35000;
 const MAX_BACKOFF_MS = 15000;
 
 // Collection is a live, client-side copy of a list: it lists once, then

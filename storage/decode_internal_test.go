@@ -1,0 +1,206 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/storage/internal/fixtures"
+)
+
+// fill sets every exported field reachable from v (to a depth) to a value
+// that is not its zero: strings name their field, numbers count, slices
+// and maps get two entries, pointers are allocated. It makes an object of
+// every kind with all of its fields present in JSON.
+func fill(v reflect.Value, depth int, n *int) {
+	*n++
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(fmt.Sprintf("v%d", *n))
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(int64(*n % 100))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(*n % 100))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(float64(*n) / 4)
+	case reflect.Pointer:
+		if depth == 0 {
+			return
+		}
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), depth-1, n)
+	case reflect.Slice:
+		if depth == 0 {
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), 2, 2)
+		for i := range 2 {
+			fill(s.Index(i), depth-1, n)
+		}
+		v.Set(s)
+	case reflect.Map:
+		if depth == 0 || v.Type().Key().Kind() != reflect.String {
+			return
+		}
+		m := reflect.MakeMap(v.Type())
+		for i := range 2 {
+			k := reflect.New(v.Type().Key()).Elem()
+			k.SetString(fmt.Sprintf("k%d-%d", *n, i))
+			e := reflect.New(v.Type().Elem()).Elem()
+			fill(e, depth-1, n)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i), depth, n)
+			}
+		}
+	}
+}
+
+// decodeV1 is what decode did before storedJSON: encoding/json alone.
+func decodeV1(info *api.ResourceInfo, value []byte) (api.Object, error) {
+	obj := info.New()
+	return obj, json.Unmarshal(value, obj)
+}
+
+// TestDecodeMatchesEncodingJSONForEveryKind: an object of every kind with
+// every field set decodes to what encoding/json decodes, field for field.
+func TestDecodeMatchesEncodingJSONForEveryKind(t *testing.T) {
+	for _, r := range api.Resources() {
+		obj := r.New()
+		n := 0
+		fill(reflect.ValueOf(obj).Elem(), 4, &n)
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatalf("%s: marshal: %v", r.Kind, err)
+		}
+		want, err := decodeV1(&r, raw)
+		if err != nil {
+			t.Fatalf("%s: encoding/json: %v", r.Kind, err)
+		}
+		got, err := decode(&r, raw)
+		if err != nil {
+			t.Fatalf("%s: decode: %v", r.Kind, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			g, _ := json.Marshal(got)
+			t.Errorf("%s: decode differs from encoding/json:\n got %s\nwant %s", r.Kind, g, raw)
+		}
+	}
+}
+
+// FuzzDecodeMatchesEncodingJSON: whatever decode accepts, encoding/json
+// accepts and reads the same way (decode falls back to it for the rest).
+func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
+	pod, _ := json.Marshal(fixtures.Pod("ns", "p", map[string]string{"app": "web"}))
+	f.Add(pod)
+	f.Add(bytes.ToUpper(pod))
+	f.Add([]byte(`{"metadata":{"name":"a","NAME":"b","labels":{"x":"1","x":"2"}},"spec":{"nodeName":"n\xff"}}`))
+	f.Add([]byte(`{"status":{"startTime":null,"conditions":[{"lastTransitionTime":"2026-01-02T03:04:05Z"}]},"spec":{"containers":[{"resources":{"limits":{"cpu":"1500m"}}}]}}`))
+	infos := api.Resources()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		for _, r := range infos {
+			got, err := decode(&r, raw)
+			want, werr := decodeV1(&r, raw)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("%s: decode error %v, encoding/json error %v", r.Kind, err, werr)
+			}
+			if err == nil && !reflect.DeepEqual(got, want) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				t.Fatalf("%s: %q decodes to\n%s\nencoding/json to\n%s", r.Kind, raw, g, w)
+			}
+		}
+	})
+}
+
+// TestDecodeMatchesEncodingJSONOnMutations runs FuzzDecodeMatchesEncodingJSON's
+// check over seeded random mutations of every kind's full object: bytes
+// replaced, names' case flipped, spans repeated (duplicate names).
+func TestDecodeMatchesEncodingJSONOnMutations(t *testing.T) {
+	infos := api.Resources()
+	var seeds [][]byte
+	for _, r := range infos {
+		obj := r.New()
+		n := 0
+		fill(reflect.ValueOf(obj).Elem(), 3, &n)
+		raw, _ := json.Marshal(obj)
+		seeds = append(seeds, raw)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	mutations, v2ok := 2000, 0
+	if testing.Short() {
+		mutations = 300
+	}
+	for range mutations {
+		s := bytes.Clone(seeds[rng.IntN(len(seeds))])
+		for range 1 + rng.IntN(3) {
+			i := rng.IntN(len(s))
+			switch rng.IntN(3) {
+			case 0:
+				s[i] = byte(rng.IntN(256))
+			case 1:
+				s[i] ^= 0x20 // flips the case of a letter
+			case 2:
+				j := min(len(s), i+1+rng.IntN(40))
+				s = append(s[:j], append(bytes.Clone(s[i:j]), s[j:]...)...)
+			}
+		}
+		for _, r := range infos {
+			got, err := decode(&r, s)
+			want, werr := decodeV1(&r, s)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("%s: decode error %v, encoding/json error %v: %q", r.Kind, err, werr, s)
+			}
+			if err != nil {
+				continue
+			}
+			if jsonv2.Unmarshal(s, r.New(), storedJSON) == nil {
+				v2ok++
+			}
+			if !reflect.DeepEqual(got, want) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				t.Fatalf("%s: %q decodes to\n%s\nencoding/json to\n%s", r.Kind, s, g, w)
+			}
+		}
+	}
+	if v2ok == 0 {
+		t.Fatal("no mutation was decoded by the fast path: the check compared nothing")
+	}
+	t.Logf("%d decodes through the fast path matched encoding/json", v2ok)
+}
+
+// BenchmarkDecodeStoredPod decodes a realistic stored pod (fixtures.Pod)
+// with decode and with encoding/json alone.
+func BenchmarkDecodeStoredPod(b *testing.B) {
+	info, _ := api.LookupResource("pods")
+	raw, _ := json.Marshal(fixtures.Pod("default", "web-0", map[string]string{"app": "web", "tier": "front"}))
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decode(&info, raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeV1(&info, raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
