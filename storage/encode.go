@@ -8,9 +8,6 @@ import (
 	"reflect"
 	"strconv"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/fields"
 	"github.com/skiffhq/skiff/api/labels"
@@ -146,32 +143,11 @@ func checkKey(info *api.ResourceInfo, namespace, name string) error {
 // decode unmarshals a stored value into a new object of info's type.
 func decode(info *api.ResourceInfo, value []byte) (api.Object, error) {
 	obj := info.New()
-	if jsonv2.Unmarshal(value, obj, storedJSON) == nil {
-		return obj, nil
-	}
-	// encoding/json decides what the fast decoder refused: its error, or
-	// its reading of a document that only it accepts.
-	obj = info.New()
-	if err := json.Unmarshal(value, obj); err != nil {
+	if err := api.UnmarshalOwn(value, obj); err != nil {
 		return nil, fmt.Errorf("decode stored %s: %w: %w", info.Resource, ErrCorrupt, err)
 	}
 	return obj, nil
 }
-
-// storedJSON makes the encoding/json/v2 decoder (github.com/go-json-experiment/json,
-// what Go ships as encoding/json/v2 behind GOEXPERIMENT=jsonv2) as lenient
-// as encoding/json where stored objects could tell them apart: names match
-// without regard to case, a repeated name keeps the last value, invalid
-// UTF-8 is accepted. Decoding is the store's largest CPU cost (watch
-// events for the informers, lists, updates), and v2 decodes a stored pod
-// in less than half the time with half the allocations
-// (BenchmarkDecodeStoredPod). FuzzDecodeMatchesEncodingJSON checks that
-// whatever v2 accepts decodes as encoding/json decodes it.
-var storedJSON = jsonv2.JoinOptions(
-	jsonv2.MatchCaseInsensitiveNames(true),
-	jsontext.AllowDuplicateNames(true),
-	jsontext.AllowInvalidUTF8(true),
-)
 
 // parseRevision parses a resourceVersion; "" is 0 (no precondition).
 func parseRevision(rv string) (int64, error) {

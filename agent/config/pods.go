@@ -50,7 +50,7 @@ func CopyPod(pod *api.Pod) *api.Pod {
 	out := &api.Pod{}
 	b, err := json.Marshal(pod)
 	if err == nil {
-		err = json.Unmarshal(b, out)
+		err = api.UnmarshalOwn(b, out)
 	}
 	if err != nil {
 		shallow := *pod

@@ -199,7 +199,7 @@ func (c *Client) write(ctx context.Context, res api.ResourceInfo, r request) (ap
 // fields) and fills its apiVersion and kind.
 func decodeObject(res api.ResourceInfo, data []byte, what string) (api.Object, error) {
 	obj := res.New()
-	if err := json.Unmarshal(data, obj); err != nil {
+	if err := api.UnmarshalOwn(data, obj); err != nil {
 		return nil, fmt.Errorf("%s: decode %s: %w", what, res.Kind, err)
 	}
 	api.SetTypeMeta(obj)

@@ -174,7 +174,7 @@ func copyTemplate(t *api.PodTemplateSpec) (api.PodTemplateSpec, error) {
 	if err != nil {
 		return tc, fmt.Errorf("copy template: %w", err)
 	}
-	if err := json.Unmarshal(b, &tc); err != nil {
+	if err := api.UnmarshalOwn(b, &tc); err != nil {
 		return tc, fmt.Errorf("copy template: %w", err)
 	}
 	return tc, nil
