@@ -19,8 +19,8 @@ import (
 // so errors are encoding/json's. Decoding was the store's largest CPU
 // cost and a large part of an agent's. Input from users (request bodies,
 // manifests) goes through DecodeJSON instead, for its strict field checks.
-// storage's FuzzDecodeMatchesEncodingJSON and its per-kind and mutation
-// tests check the equivalence.
+// FuzzUnmarshalOwnMatchesEncodingJSON and the per-kind and mutation tests
+// beside it check the equivalence.
 func UnmarshalOwn(data []byte, v any) error {
 	if jsonv2.Unmarshal(data, v, ownJSON) == nil {
 		return nil
