@@ -332,7 +332,7 @@ func TestDetailPagesInRealBrowser(t *testing.T) {
 	}
 	p.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 	p.goTo("#/cronjobs/default/nightly", "#detail-status")
-	p.do("see that CronJobs are not served", chromedp.WaitVisible(chromedp.Search(`//p[@id="detail-status" and not(contains(., "Loading"))]`)))
+	p.do("see that CronJobs are not served", chromedp.WaitVisible(chromedp.Search(`//p[@id="detail-status" and normalize-space(.) != "" and not(contains(., "Loading"))]`)))
 	if got := p.text("#detail-status"); !strings.Contains(got, "does not serve CronJobs") {
 		t.Errorf("the page of a kind the server does not serve says %q", got)
 	}
@@ -473,7 +473,7 @@ func TestDetailPagesForNamespaceTokens(t *testing.T) {
 		t.Errorf("the viewer is offered %d actions on the CronJob's page; want none", n)
 	}
 	p.goTo("#/deployments/default/web", "#detail-status")
-	p.do("see the page answer", chromedp.WaitVisible(chromedp.Search(`//p[@id="detail-status" and not(contains(., "Loading"))]`)))
+	p.do("see the page answer", chromedp.WaitVisible(chromedp.Search(`//p[@id="detail-status" and normalize-space(.) != "" and not(contains(., "Loading"))]`)))
 	if got := p.text("#detail-status"); !strings.Contains(got, "may not read") {
 		t.Errorf("the viewer's page of a Deployment in another namespace says %q; want that it may not read it", got)
 	}
@@ -493,7 +493,7 @@ func TestDetailPagesForNamespaceTokens(t *testing.T) {
 	p.click("#act-trigger")
 	p.do("see the editor's manual job", chromedp.WaitVisible(chromedp.CSS(`a[href^="#/jobs/team/nightly-manual-"]`)))
 	p.goTo("#/cronjobs/default/nightly", "#detail-status")
-	p.do("see the page answer", chromedp.WaitVisible(chromedp.Search(`//p[@id="detail-status" and not(contains(., "Loading"))]`)))
+	p.do("see the page answer", chromedp.WaitVisible(chromedp.Search(`//p[@id="detail-status" and normalize-space(.) != "" and not(contains(., "Loading"))]`)))
 	if got := p.text("#detail-status"); !strings.Contains(got, "may not read") {
 		t.Errorf("the editor's page of a CronJob in another namespace says %q", got)
 	}
