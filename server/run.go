@@ -82,12 +82,24 @@ type server struct {
 	ready atomic.Bool
 }
 
-// hpackTableSize bounds each HTTP/2 connection's header compression
-// tables (4 KiB each by default): held for every agent's connection for
-// as long as it lives, they were the largest single item of the heap of
-// a server with thousands of agents (about 7 KiB per connection). 1 KiB
-// still keeps an agent's bearer token and paths.
-const hpackTableSize = 1024
+// hpackEncoderTableSize bounds the HPACK table the server compresses its
+// response headers with. 1 byte holds no entry, so nothing is indexed:
+// the table (with its two maps) was, with the decoder's, the largest
+// single item of the heap of a server with thousands of agents (≈ 2.5 KiB
+// a connection each), and what it saved was small (an agent's responses
+// carry a Date that changes every second and a Content-Type: about 15
+// bytes a response).
+//
+// The decoder's table keeps HTTP/2's default of 4 KiB. A smaller one is
+// applied by net/http from the connection's start, before the client has
+// read the SETTINGS that announce it, so a client whose first requests
+// leave at once (an agent starting its watches over a slow link) fills
+// the default 4 KiB, refers to entries the server dropped, and the server
+// ends the connection with COMPRESSION_ERROR (TestHPACKBeforeSettings).
+// api/client bounds its own encoder's table instead
+// (client.hpackEncoderTableSize), which every request honours from the
+// first.
+const hpackEncoderTableSize = 1
 
 // Run starts the control plane described by cfg and serves until ctx
 // ends, then shuts down gracefully: it stops accepting connections, lets
@@ -317,7 +329,7 @@ func (s *server) serve(ctx context.Context) error {
 		TLSConfig:         tlsConfig.Clone(),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
-		HTTP2:             &http.HTTP2Config{MaxDecoderHeaderTableSize: hpackTableSize, MaxEncoderHeaderTableSize: hpackTableSize},
+		HTTP2:             &http.HTTP2Config{MaxEncoderHeaderTableSize: hpackEncoderTableSize},
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}

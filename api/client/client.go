@@ -74,7 +74,10 @@ func New(cfg Config) (*Client, error) {
 		// A connection that went silent (a cut link: no RST, no FIN) is
 		// pinged and dropped, so requests do not queue on it until TCP
 		// gives up many minutes later.
-		HTTP2: &http.HTTP2Config{SendPingTimeout: h2PingAfter, PingTimeout: h2PingTimeout},
+		HTTP2: &http.HTTP2Config{
+			SendPingTimeout: h2PingAfter, PingTimeout: h2PingTimeout,
+			MaxEncoderHeaderTableSize: hpackEncoderTableSize,
+		},
 	}
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	many := tr.Clone()

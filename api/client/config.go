@@ -29,6 +29,17 @@ const (
 	h2PingTimeout = 5 * time.Second
 )
 
+// hpackEncoderTableSize bounds the HPACK table this client compresses its
+// request headers with, and so the table the server keeps for each
+// client connection (HTTP/2's default is 4 KiB, and a server holds one
+// for every agent for as long as it is connected). 1 KiB still holds what
+// an agent repeats (the bearer token, the user agent and its few paths),
+// so a heartbeat's headers stay a few bytes. The bound applies from the
+// first request on a connection (net/http announces it with a table size
+// update), unlike a server's smaller decoder table, which net/http
+// applies before the client has read it (server.hpackEncoderTableSize).
+const hpackEncoderTableSize = 1024
+
 // Config says how to reach one skiff server. The zero value is not usable;
 // fill it by hand or with LoadConfig, and check it with Validate.
 type Config struct {

@@ -441,6 +441,7 @@ func deploymentJSON(replicas int) []byte {
 // podTracker follows the Deployment's pods through an admin watch.
 type podTracker struct {
 	mu      sync.Mutex
+	seen    map[string]bool      // ns/name → created (the watch saw it)
 	boundAt map[string]time.Time // ns/name → when the watch saw it bound
 	nodeOf  map[string]string
 	running map[string]bool
@@ -450,6 +451,12 @@ func (t *podTracker) counts() (bound, running int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.boundAt), len(t.running)
+}
+
+func (t *podTracker) created() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.seen)
 }
 
 // follow records w's events until the stream ends, and returns why.
@@ -465,6 +472,7 @@ func (t *podTracker) follow(w *client.Watcher) error {
 		}
 		now, key := time.Now(), p.Namespace+"/"+p.Name
 		t.mu.Lock()
+		t.seen[key] = true
 		if _, seen := t.boundAt[key]; !seen && p.Spec.NodeName != "" {
 			t.boundAt[key], t.nodeOf[key] = now, p.Spec.NodeName
 		}
@@ -485,7 +493,7 @@ func (r *run) deployment(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("watch the deployment's pods: %w", err)
 	}
-	t := &podTracker{boundAt: map[string]time.Time{}, nodeOf: map[string]string{}, running: map[string]bool{}}
+	t := &podTracker{seen: map[string]bool{}, boundAt: map[string]time.Time{}, nodeOf: map[string]string{}, running: map[string]bool{}}
 	followed := make(chan struct{})
 	go func() {
 		defer close(followed)
@@ -531,7 +539,15 @@ func (r *run) deployment(ctx context.Context) error {
 	resp.Body.Close()
 	n := r.cfg.Replicas
 	deadline := start.Add(r.cfg.Timeout)
+	// The pipeline's progress every 2 s (created → bound → at the
+	// agents → Running), to show which stage a slow placement waits on.
+	nextLine := start.Add(2 * time.Second)
 	for bound, running := t.counts(); running < n; bound, running = t.counts() {
+		if now := time.Now(); !now.Before(nextLine) {
+			nextLine = nextLine.Add(2 * time.Second)
+			r.progress("deployment at %v: %d created, %d bound, %d at the agents, %d Running",
+				now.Sub(start).Round(100*time.Millisecond), t.created(), bound, r.deliveredCount(t), running)
+		}
 		if bound >= n && r.rep.DeployBound == 0 {
 			r.rep.DeployBound = time.Since(start)
 		}

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// slowReadConn delays every read, as a slow link does: a client on it
+// sends its first requests before it has read the server's SETTINGS.
+type slowReadConn struct {
+	net.Conn
+	delay time.Duration
+}
+
+func (c slowReadConn) Read(p []byte) (int, error) {
+	time.Sleep(c.delay)
+	return c.Conn.Read(p)
+}
+
+// TestHPACKBeforeSettings: a client that sends several requests at once
+// on a new connection, before it has read the server's SETTINGS, uses
+// HTTP/2's default 4 KiB header table; the server must decode them all.
+// With a smaller decoder table (net/http applies it from the start) the
+// server ended such connections with COMPRESSION_ERROR.
+func TestHPACKBeforeSettings(t *testing.T) {
+	h := startHarness(t, "", nil)
+	admin := h.adminToken()
+	base := h.client.Transport.(*http.Transport)
+	tr := &http.Transport{
+		TLSClientConfig:   base.TLSClientConfig.Clone(),
+		ForceAttemptHTTP2: true,
+		MaxConnsPerHost:   1, // every request on the one connection
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return slowReadConn{Conn: c, delay: 40 * time.Millisecond}, nil
+		},
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			// Distinct paths and a distinct header value: each request
+			// adds new entries, well past 1 KiB in all.
+			req, _ := http.NewRequest("GET", fmt.Sprintf("%s/api/v1/namespaces/hpack-%02d/configmaps?labelSelector=app%%3Dhpack-%02d", h.info.URL, i, i), nil)
+			req.Header.Set("Authorization", "Bearer "+admin)
+			req.Header.Set("X-Request-Note", strings.Repeat(fmt.Sprintf("%02d", i), 60))
+			resp, err := client.Do(req)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			switch {
+			case resp.ProtoMajor != 2:
+				errs[i] = fmt.Errorf("answered over %s; want HTTP/2", resp.Proto)
+			case resp.StatusCode != http.StatusOK:
+				errs[i] = fmt.Errorf("status %d; want 200", resp.StatusCode)
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+	}
+}
+
