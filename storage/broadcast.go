@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 )
@@ -115,6 +116,18 @@ func (b *broadcaster) register(w *Watcher, compacted int64) error {
 	}
 	w.replayTo = w.from
 	if oldest := b.oldestLocked(); w.from+1 < oldest {
+		// An indexed watch (an agent's assignment stream) whose history
+		// has left the ring is told to list again rather than replay the
+		// change log: a replay reads every change of the resource since
+		// w.from and keeps the node's few, so a fleet resuming together
+		// after a busy minute (a server restarted right after a large
+		// Deployment) read the same tens of thousands of rows once per
+		// agent, for minutes. The agent's list reads its node's pods
+		// through the node index instead.
+		if _, indexed := indexValue(w); indexed && len(b.ring) > 0 {
+			return fmt.Errorf("revision %d is older than the %d changes kept in memory (the oldest is %d); an indexed watch lists again rather than replaying the change log: %w",
+				w.from, b.n, oldest, ErrCompacted)
+		}
 		w.replayTo = oldest - 1
 	}
 	// The ring is in revision order: skip what the watcher has seen.

@@ -132,7 +132,10 @@ func testWatchResumedAfterReopen(t *testing.T, b storagetest.Backend, cache int,
 	churnPods(t, s, "a", 4)
 	from := s.Revision()
 	churnPods(t, s, "b", 12)
-	onN1, err := fields.Parse("spec.nodeName=n1")
+	// churnPods puts every pod on n1 or n2: "!= n2" selects as "= n1"
+	// does, but is not an indexed selector, which lists again rather
+	// than replaying (TestIndexedWatchBeyondCacheListsAgain).
+	onN1, err := fields.Parse("spec.nodeName!=n2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +203,10 @@ func TestWatchNextMatchesEvents(t *testing.T) {
 		ctx := context.Background()
 		s := b.Open(t, storage.Options{WatchCacheSize: 16})
 		churnPods(t, s, "old", 10)
-		onN1, err := fields.Parse("spec.nodeName=n1")
+		// churnPods puts every pod on n1 or n2: "!= n2" selects as "= n1"
+	// does, but is not an indexed selector, which lists again rather
+	// than replaying (TestIndexedWatchBeyondCacheListsAgain).
+	onN1, err := fields.Parse("spec.nodeName!=n2")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,5 +382,73 @@ func TestPostgresOtherServersSealedChangesUnsealed(t *testing.T) {
 	evs := pull(w, 1, waitEvent)
 	if len(evs) != 1 || !bytes.Contains(evs[0].Value, []byte("plain-value")) {
 		t.Fatalf("event from the other server = %v; want one with the plain value", summarize(evs))
+	}
+}
+
+// TestIndexedWatchBeyondCacheListsAgain: an indexed watch (an agent's
+// spec.nodeName=<node> stream) resumed from a revision the in-memory
+// cache no longer holds fails with ErrCompacted (the API answers 410, the
+// agent lists again through the node index) instead of reading every
+// change since from the change log; from within the cache it resumes,
+// and without a cache it replays as any watch does.
+func TestIndexedWatchBeyondCacheListsAgain(t *testing.T) {
+	ctx := context.Background()
+	onN1, err := fields.Parse("spec.nodeName=n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := storagetest.Open(t, storage.Options{WatchCacheSize: 16})
+	churnPods(t, s, "a", 10) // 10 rounds write more than 16 changes
+	old := storage.WatchOptions{Revision: 3, Fields: onN1}
+	reads := s.Stats().ReplayReads
+	if w, err := s.Watch(ctx, "pods", old); !errors.Is(err, storage.ErrCompacted) {
+		if w != nil {
+			w.Stop()
+		}
+		t.Fatalf("indexed watch from revision 3 with a 16-change cache = %v; want ErrCompacted", err)
+	}
+	if n := s.Stats().ReplayReads - reads; n != 0 {
+		t.Errorf("the refused watch read the change log %d times; want 0", n)
+	}
+	// An unindexed watch from the same revision still replays.
+	notN2, err := fields.Parse("spec.nodeName!=n2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(ctx, "pods", storage.WatchOptions{Revision: 3, Fields: notN2})
+	if err != nil {
+		t.Fatalf("unindexed watch from revision 3 = %v; want it to replay", err)
+	}
+	if evs := pull(w, 1, waitEvent); len(evs) != 1 {
+		t.Errorf("unindexed watch from revision 3 gave %d events; want its replay", len(evs))
+	}
+	w.Stop()
+	// From within the cache the indexed watch resumes, and gets the next
+	// change for its node.
+	w, err = s.Watch(ctx, "pods", storage.WatchOptions{Revision: s.Revision() - 2, Fields: onN1})
+	if err != nil {
+		t.Fatalf("indexed watch from within the cache = %v", err)
+	}
+	defer w.Stop()
+	p := storagetest.Pod("default", "live", nil)
+	p.Spec.NodeName = "n1"
+	if err := s.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	evs := drain(w, 1000, 200*time.Millisecond)
+	if len(evs) == 0 || evs[len(evs)-1].Type != storage.Added || evs[len(evs)-1].Revision != s.Revision() {
+		t.Fatalf("indexed watch from within the cache = %v; want its history, then ADDED@%d", summarize(evs), s.Revision())
+	}
+
+	// Without a cache there is nothing to resume from but the change log.
+	s0 := storagetest.Open(t, storage.Options{WatchCacheSize: -1})
+	churnPods(t, s0, "a", 4)
+	w0, err := s0.Watch(ctx, "pods", old)
+	if err != nil {
+		t.Fatalf("indexed watch with no cache = %v; want it to replay", err)
+	}
+	defer w0.Stop()
+	if evs := pull(w0, 1, waitEvent); len(evs) != 1 {
+		t.Errorf("indexed watch with no cache gave %d events; want its replay", len(evs))
 	}
 }
