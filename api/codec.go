@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"sigs.k8s.io/yaml"
 )
 
@@ -43,7 +45,62 @@ func (e *DecodeError) Error() string {
 
 // DecodeJSON decodes data into into (a pointer), rejecting unknown fields
 // with a DecodeError naming each one by its full path.
+//
+// A body that decodes cleanly takes one pass of encoding/json/v2's
+// decoder with unknown members refused (decodeStrictFast); anything it
+// refuses, and every error, goes through decodeJSONStrict, which decodes
+// generically to name every unknown field and then decodes again with
+// encoding/json: three passes, which made it the largest single cost of
+// an agent's status write. FuzzDecodeJSONFastPathMatchesStrict and the
+// per-kind and mutation tests beside it check that both paths agree.
 func DecodeJSON(data []byte, into any) error {
+	if decodeStrictFast(data, into) {
+		return nil
+	}
+	return decodeJSONStrict(data, into)
+}
+
+// maxFastStrictBytes bounds the bodies decodeStrictFast takes: no list in
+// a document this short can exceed MaxDecodeListItems (n items take at
+// least 2n+1 bytes), the one limit decodeJSONStrict checks that the fast
+// decoder does not.
+const maxFastStrictBytes = 2*MaxDecodeListItems + 2
+
+// strictJSON is UnmarshalOwn's leniency (a repeated name keeps the last
+// value, invalid UTF-8 is replaced) with names matched exactly and unknown
+// ones refused, as decodeJSONStrict's field walk does.
+var strictJSON = jsonv2.JoinOptions(
+	jsonv2.RejectUnknownMembers(true),
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+)
+
+// decodeStrictFast decodes data into into in one pass and reports
+// whether it did; when it did not, into is as it was (zero).
+func decodeStrictFast(data []byte, into any) bool {
+	if len(data) > maxFastStrictBytes {
+		return false
+	}
+	// An object only: null, an empty body and the like are
+	// decodeJSONStrict's errors.
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	// Into a zero value only, where decoding cannot merge with what is
+	// there (the two decoders merge differently).
+	rv := reflect.ValueOf(into)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || !rv.Elem().IsZero() {
+		return false
+	}
+	if jsonv2.Unmarshal(data, into, strictJSON) == nil {
+		return true
+	}
+	rv.Elem().SetZero()
+	return false
+}
+
+// decodeJSONStrict is DecodeJSON without its fast path.
+func decodeJSONStrict(data []byte, into any) error {
 	var generic any
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
