@@ -49,6 +49,7 @@ func newServerMetrics(st *storage.Store, live *apiserver.Liveness) *serverMetric
 		w.Counter("skiff_store_writes_total", "Objects written by committed transactions.", "", float64(s.Writes))
 		w.Counter("skiff_store_failed_commits_total", "Write transactions rolled back by a database error.", "", float64(s.FailedCommits))
 		w.Counter("skiff_store_commit_seconds_total", "Time spent committing, fsync included, in seconds.", "", s.CommitTime.Seconds())
+		w.Counter("skiff_store_slow_writes_total", "Transactions and maintenance tasks that held the store's writer over half a second (each is logged).", "", float64(s.SlowWrites))
 		w.Gauge("skiff_store_watchers", "Open watches on the store.", "", float64(s.Watchers))
 		w.Gauge("skiff_nodes_heartbeating", "Nodes that have sent a heartbeat since the server started.", "", float64(len(live.Snapshot())))
 	})

@@ -41,7 +41,7 @@ func (s *Store) Compact(ctx context.Context) (int64, error) {
 	}
 	for lo := from; lo < target; {
 		hi := min(lo+compactChunk, target)
-		err := s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+		err := s.submit(ctx, &op{kind: opTask, what: "compaction", task: func(ctx context.Context, w *writer) error {
 			if err := w.deleteChanges(ctx, hi); err != nil {
 				return err
 			}

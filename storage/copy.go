@@ -40,7 +40,7 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store) (CopyReport, error) {
 			return rep, fmt.Errorf("copy: read source %s: %w", m.key, translate(err))
 		}
 	}
-	err = s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+	err = s.submit(ctx, &op{kind: opTask, what: "copy", task: func(ctx context.Context, w *writer) error {
 		return copyRows(ctx, tx, w, &rep)
 	}})
 	if err != nil {

@@ -79,7 +79,7 @@ func (s *Store) Reseal(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	var n int
-	o := &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+	o := &op{kind: opTask, what: "reseal", task: func(ctx context.Context, w *writer) error {
 		var err error
 		n, err = w.reseal(ctx, s.seal)
 		return err

@@ -113,7 +113,7 @@ func (b *sqliteBackend) close() error {
 func (b *sqliteBackend) shrink(ctx context.Context, s *Store) error {
 	for {
 		var free int64
-		err := s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+		err := s.submit(ctx, &op{kind: opTask, what: "vacuum", task: func(ctx context.Context, w *writer) error {
 			var err error
 			free, err = w.incrementalVacuum(ctx, vacuumChunk)
 			return err
@@ -155,7 +155,7 @@ func (w *writer) incrementalVacuum(ctx context.Context, n int) (int64, error) {
 // it, on the writer's connection between transactions.
 func (b *sqliteBackend) checkpoint(ctx context.Context, s *Store) error {
 	var busy, logFrames, done int64
-	err := s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+	err := s.submit(ctx, &op{kind: opTask, what: "checkpoint", task: func(ctx context.Context, w *writer) error {
 		if _, err := w.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", checkpointBusyTimeout.Milliseconds())); err != nil {
 			return translate(err)
 		}

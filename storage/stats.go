@@ -15,6 +15,9 @@ type Stats struct {
 	CommitTime time.Duration
 	// Watchers is the number of open watches.
 	Watchers int
+	// SlowWrites counts the transactions and maintenance tasks that held
+	// the writer longer than half a second (each is logged).
+	SlowWrites int64
 	// ReplayReads counts the change-log reads (a chunk each) of watches
 	// resuming from history older than the in-memory watch cache.
 	ReplayReads int64
@@ -31,6 +34,7 @@ func (s *Store) Stats() Stats {
 		CommitTime:        time.Duration(s.commitNanos.Load()),
 		Watchers:          s.bc.count(),
 		ReplayReads:       s.replayReads.Load(),
+		SlowWrites:        s.slowWrites.Load(),
 	}
 }
 

@@ -54,6 +54,7 @@ type Store struct {
 	writes        atomic.Int64 // objects written by committed transactions
 	failedCommits atomic.Int64 // transactions rolled back by an SQL error
 	commitNanos   atomic.Int64 // time spent in COMMIT (the fsync)
+	slowWrites    atomic.Int64 // transactions and tasks that held the writer over slowWrite
 
 	ops        chan *op
 	closing    chan struct{} // closed when Close starts

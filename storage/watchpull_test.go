@@ -204,9 +204,9 @@ func TestWatchNextMatchesEvents(t *testing.T) {
 		s := b.Open(t, storage.Options{WatchCacheSize: 16})
 		churnPods(t, s, "old", 10)
 		// churnPods puts every pod on n1 or n2: "!= n2" selects as "= n1"
-	// does, but is not an indexed selector, which lists again rather
-	// than replaying (TestIndexedWatchBeyondCacheListsAgain).
-	onN1, err := fields.Parse("spec.nodeName!=n2")
+		// does, but is not an indexed selector, which lists again rather
+		// than replaying (TestIndexedWatchBeyondCacheListsAgain).
+		onN1, err := fields.Parse("spec.nodeName!=n2")
 		if err != nil {
 			t.Fatal(err)
 		}

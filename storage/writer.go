@@ -29,6 +29,7 @@ type op struct {
 	precond int64 // required current revision; 0 for none
 	current bool  // on ErrConflict, return the current value (GuaranteedUpdate)
 	task    func(ctx context.Context, w *writer) error
+	what    string // names a task in the slow-writer warning
 
 	rev    int64  // the op's revision
 	value  []byte // the stored value (for delete: the last state)
@@ -136,7 +137,26 @@ func (s *Store) drainClosed() {
 	}
 }
 
+// slowWrite is how long a transaction or a maintenance task may hold the
+// writer before it is logged: every write waits behind it, so a long one
+// is a stall of the whole API's writes (a checkpoint copying a large
+// write-ahead log, a slow disk).
+const slowWrite = 500 * time.Millisecond
+
+// noteSlowWrite logs what held the writer for d when d is over slowWrite.
+func (s *Store) noteSlowWrite(what string, ops int, d time.Duration) {
+	if d < slowWrite {
+		return
+	}
+	s.slowWrites.Add(1)
+	if what == "" {
+		what = "task"
+	}
+	s.log.Warn("slow write: every write waited", "what", what, "ops", ops, "took", d.Round(time.Millisecond))
+}
+
 func (s *Store) runTask(o *op) {
+	start := s.clock.Now()
 	if err := o.ctx.Err(); err != nil {
 		o.err = err
 	} else if err := s.w.ensureConnected(o.ctx); err != nil {
@@ -147,6 +167,7 @@ func (s *Store) runTask(o *op) {
 			s.w.disconnect()
 		}
 	}
+	s.noteSlowWrite(o.what, 1, s.clock.Now().Sub(start))
 	close(o.done)
 }
 
@@ -157,6 +178,7 @@ func (s *Store) commit(ops []*op) {
 	// database it is bounded by WriteTimeout.
 	ctx, cancel := s.commitContext()
 	defer cancel()
+	start := s.clock.Now()
 	w := s.w
 	var base, rev, ts int64
 	var changes []*change
@@ -187,6 +209,7 @@ func (s *Store) commit(ops []*op) {
 		err = translate(err)
 		s.abandon(ctx)
 		s.failedCommits.Add(1)
+		s.noteSlowWrite("transaction", len(ops), s.clock.Now().Sub(start))
 		for _, o := range ops {
 			o.err = err
 			o.value, o.cur = nil, nil
@@ -204,6 +227,7 @@ func (s *Store) commit(ops []*op) {
 		w.lastRev, w.lastTs = rev, ts
 		s.publishCommitted(base, changes)
 	}
+	s.noteSlowWrite("transaction", len(ops), s.clock.Now().Sub(start))
 	for _, o := range ops {
 		close(o.done)
 	}

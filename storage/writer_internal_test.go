@@ -1,15 +1,18 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/storage/internal/fixtures"
 )
 
@@ -136,5 +139,44 @@ func TestSQLitePragmas(t *testing.T) {
 		if g != v {
 			t.Errorf("reader PRAGMA %s = %s; want %s", p, g, v)
 		}
+	}
+}
+
+// TestSlowWriteLogged: a task or transaction that holds the writer past
+// slowWrite (by the Store's clock) is counted and logged with what it
+// was; a quick one is not.
+func TestSlowWriteLogged(t *testing.T) {
+	ctx := context.Background()
+	clk := clock.NewFake(time.Unix(1_800_000_000, 0))
+	var logs bytes.Buffer
+	s, err := Open(ctx, Options{
+		Path: filepath.Join(t.TempDir(), "state.db"), Clock: clk,
+		CompactInterval: -1, CheckpointInterval: -1,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	task := func(d time.Duration) error {
+		return s.submit(ctx, &op{kind: opTask, what: "checkpoint", task: func(context.Context, *writer) error {
+			clk.Advance(d) // the task "takes" d
+			return nil
+		}})
+	}
+	if err := task(slowWrite / 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Stats().SlowWrites; n != 0 || strings.Contains(logs.String(), "slow write") {
+		t.Fatalf("a quick task: %d slow writes, log %q; want none", n, logs.String())
+	}
+	if err := task(2 * slowWrite); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Stats().SlowWrites; n != 1 {
+		t.Errorf("a task holding the writer %v: %d slow writes; want 1", 2*slowWrite, n)
+	}
+	if l := logs.String(); !strings.Contains(l, "slow write") || !strings.Contains(l, "what=checkpoint") || !strings.Contains(l, "took=1s") {
+		t.Errorf("log = %q; want a slow write warning naming the checkpoint and its 1s", l)
 	}
 }
