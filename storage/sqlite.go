@@ -152,8 +152,16 @@ func (w *writer) incrementalVacuum(ctx context.Context, n int) (int64, error) {
 }
 
 // checkpoint copies the write-ahead log into the database and truncates
-// it, on the writer's connection between transactions.
+// it. The copy is done first on a read connection, beside the writer
+// (passiveCheckpoint); the truncation, on the writer's connection between
+// transactions, then copies only what was written meanwhile. Done all on
+// the writer, a checkpoint after a busy half-minute held every write for
+// 2 s (a fleet's 10,000-pod Deployment).
 func (b *sqliteBackend) checkpoint(ctx context.Context, s *Store) error {
+	if _, _, err := b.passiveCheckpoint(ctx, s); err != nil {
+		// The truncating checkpoint below copies everything anyway.
+		s.log.Debug("passive checkpoint failed", "err", err)
+	}
 	var busy, logFrames, done int64
 	err := s.submit(ctx, &op{kind: opTask, what: "checkpoint", task: func(ctx context.Context, w *writer) error {
 		if _, err := w.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", checkpointBusyTimeout.Milliseconds())); err != nil {
@@ -172,6 +180,26 @@ func (b *sqliteBackend) checkpoint(ctx context.Context, s *Store) error {
 		s.log.Debug("checkpoint incomplete: readers busy", "log_frames", logFrames, "checkpointed", done)
 	}
 	return nil
+}
+
+// passiveCheckpoint copies what it can of the write-ahead log into the
+// database on a read connection (query_only does not forbid a
+// checkpoint), while writes go on: SQLite's PASSIVE mode neither waits
+// for nor blocks the writer or readers. It returns the log's frames and
+// how many of them are now in the database.
+func (b *sqliteBackend) passiveCheckpoint(ctx context.Context, s *Store) (logFrames, done int64, err error) {
+	if err := s.beginRead(); err != nil {
+		return 0, 0, err
+	}
+	defer s.endRead()
+	conn, err := s.rdb.Conn(ctx)
+	if err != nil {
+		return 0, 0, translate(err)
+	}
+	defer conn.Close()
+	var busy int64
+	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &done)
+	return logFrames, done, translate(err)
 }
 
 // backup copies the database into the empty file at path with VACUUM

@@ -144,7 +144,8 @@ func (s *Store) drainClosed() {
 const slowWrite = 500 * time.Millisecond
 
 // noteSlowWrite logs what held the writer for d when d is over slowWrite.
-func (s *Store) noteSlowWrite(what string, ops int, d time.Duration) {
+// phases are name, duration pairs: where a transaction's time went.
+func (s *Store) noteSlowWrite(what string, ops int, d time.Duration, phases ...any) {
 	if d < slowWrite {
 		return
 	}
@@ -152,7 +153,13 @@ func (s *Store) noteSlowWrite(what string, ops int, d time.Duration) {
 	if what == "" {
 		what = "task"
 	}
-	s.log.Warn("slow write: every write waited", "what", what, "ops", ops, "took", d.Round(time.Millisecond))
+	attrs := []any{"what", what, "ops", ops, "took", d.Round(time.Millisecond)}
+	for i := 0; i+1 < len(phases); i += 2 {
+		if p, ok := phases[i+1].(time.Duration); ok {
+			attrs = append(attrs, phases[i], p.Round(time.Millisecond))
+		}
+	}
+	s.log.Warn("slow write: every write waited", attrs...)
 }
 
 func (s *Store) runTask(o *op) {
@@ -167,7 +174,9 @@ func (s *Store) runTask(o *op) {
 			s.w.disconnect()
 		}
 	}
-	s.noteSlowWrite(o.what, 1, s.clock.Now().Sub(start))
+	if o.what != "batch" { // its transaction is noted by commit
+		s.noteSlowWrite(o.what, 1, s.clock.Now().Sub(start))
+	}
 	close(o.done)
 }
 
@@ -198,6 +207,7 @@ func (s *Store) commit(ops []*op) {
 			changes, rev, err = w.applyEach(ctx, ops, base, ts)
 		}
 	}
+	applied := s.clock.Now()
 	if err == nil && len(changes) > 0 {
 		start := time.Now()
 		err = w.be.commit(ctx, w, rev, ts)
@@ -209,7 +219,7 @@ func (s *Store) commit(ops []*op) {
 		err = translate(err)
 		s.abandon(ctx)
 		s.failedCommits.Add(1)
-		s.noteSlowWrite("transaction", len(ops), s.clock.Now().Sub(start))
+		s.noteSlowWrite("transaction", len(ops), s.clock.Now().Sub(start), "apply", applied.Sub(start))
 		for _, o := range ops {
 			o.err = err
 			o.value, o.cur = nil, nil
@@ -217,6 +227,7 @@ func (s *Store) commit(ops []*op) {
 		}
 		return
 	}
+	committed := s.clock.Now()
 	if len(changes) > 0 {
 		now := time.Now()
 		for _, c := range changes {
@@ -227,7 +238,9 @@ func (s *Store) commit(ops []*op) {
 		w.lastRev, w.lastTs = rev, ts
 		s.publishCommitted(base, changes)
 	}
-	s.noteSlowWrite("transaction", len(ops), s.clock.Now().Sub(start))
+	end := s.clock.Now()
+	s.noteSlowWrite("transaction", len(ops), end.Sub(start),
+		"apply", applied.Sub(start), "commit", committed.Sub(applied), "publish", end.Sub(committed))
 	for _, o := range ops {
 		close(o.done)
 	}
