@@ -79,4 +79,3 @@ func TestHPACKBeforeSettings(t *testing.T) {
 		}
 	}
 }
-
