@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
@@ -40,19 +39,9 @@ func sameStrict(t *testing.T, r ResourceInfo, raw []byte) (fast bool) {
 // three-pass strict decode gives, field for field.
 func TestDecodeJSONFastPathMatchesStrictForEveryKind(t *testing.T) {
 	for _, r := range Resources() {
-		obj := r.New()
-		n := 0
-		fill(reflect.ValueOf(obj).Elem(), 3, &n)
-		raw, err := json.Marshal(obj)
-		if err != nil {
-			t.Fatalf("%s: marshal: %v", r.Kind, err)
-		}
+		raw := fullObject(r, 3)
 		if len(raw) > maxFastStrictBytes {
-			// Keep the check meaningful: a smaller fill.
-			obj = r.New()
-			n = 0
-			fill(reflect.ValueOf(obj).Elem(), 2, &n)
-			raw, _ = json.Marshal(obj)
+			raw = fullObject(r, 2) // one the fast path may take
 		}
 		if !sameStrict(t, r, raw) {
 			err := decodeJSONStrict(raw, r.New())
@@ -67,14 +56,7 @@ func TestDecodeJSONFastPathMatchesStrictForEveryKind(t *testing.T) {
 // (duplicate names), as the object's own kind and as another.
 func TestDecodeJSONFastPathMatchesStrictOnMutations(t *testing.T) {
 	infos := Resources()
-	var seeds [][]byte
-	for _, r := range infos {
-		obj := r.New()
-		n := 0
-		fill(reflect.ValueOf(obj).Elem(), 2, &n)
-		raw, _ := json.Marshal(obj)
-		seeds = append(seeds, raw)
-	}
+	seeds := fullObjects(infos, 2)
 	rng := rand.New(rand.NewPCG(3, 4))
 	mutations, fast, refused := 2000, 0, 0
 	if testing.Short() {
@@ -82,33 +64,7 @@ func TestDecodeJSONFastPathMatchesStrictOnMutations(t *testing.T) {
 	}
 	for range mutations {
 		k := rng.IntN(len(seeds))
-		s := bytes.Clone(seeds[k])
-		gentle := rng.IntN(2) == 0 // substitutions only
-		for range 1 + rng.IntN(3) {
-			i := rng.IntN(len(s))
-			op := rng.IntN(4)
-			if gentle {
-				op = 3
-			}
-			switch op {
-			case 0:
-				s[i] = byte(rng.IntN(256))
-			case 1:
-				s[i] ^= 0x20
-			case 2:
-				j := min(len(s), i+1+rng.IntN(40))
-				s = append(s[:j], append(bytes.Clone(s[i:j]), s[j:]...)...)
-			case 3:
-				// A letter for a letter, a digit for a digit: mostly
-				// still valid, so the fast path is exercised too.
-				switch c := s[i]; {
-				case c >= 'a' && c <= 'z':
-					s[i] = 'a' + byte(rng.IntN(26))
-				case c >= '0' && c <= '9':
-					s[i] = '0' + byte(rng.IntN(10))
-				}
-			}
-		}
+		s := mutate(rng, seeds[k], rng.IntN(2) == 0)
 		for _, r := range []ResourceInfo{infos[k], infos[rng.IntN(len(infos))]} {
 			if sameStrict(t, r, s) {
 				fast++
@@ -127,13 +83,7 @@ func TestDecodeJSONFastPathMatchesStrictOnMutations(t *testing.T) {
 // gives what the three-pass strict decode gives: the same object or the
 // same error.
 func FuzzDecodeJSONFastPathMatchesStrict(f *testing.F) {
-	pod := &Pod{}
-	n := 0
-	fill(reflect.ValueOf(pod).Elem(), 3, &n)
-	raw, _ := json.Marshal(pod)
-	f.Add(raw)
-	f.Add(bytes.ToUpper(raw))
-	f.Add([]byte("{\"metadata\":{\"name\":\"a\",\"NAME\":\"b\",\"labels\":{\"x\":\"1\",\"x\":\"2\"}},\"spec\":{\"nodeName\":\"n\xff\"}}"))
+	addPodSeeds(f)
 	f.Add([]byte(`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-02T03:04:05Z"}]},"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"1500m"}}}]}}`))
 	f.Add([]byte(`{"metadata":{"name":"a"},"spec":{"replicas":"3"}}`))
 	f.Add([]byte(`{"metadata":{"name":"a"}} {}`))

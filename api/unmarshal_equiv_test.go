@@ -81,13 +81,7 @@ func decodeV1(r ResourceInfo, raw []byte) (Object, error) {
 // every field set decodes to what encoding/json decodes, field for field.
 func TestUnmarshalOwnMatchesEncodingJSONForEveryKind(t *testing.T) {
 	for _, r := range Resources() {
-		obj := r.New()
-		n := 0
-		fill(reflect.ValueOf(obj).Elem(), 4, &n)
-		raw, err := json.Marshal(obj)
-		if err != nil {
-			t.Fatalf("%s: marshal: %v", r.Kind, err)
-		}
+		raw := fullObject(r, 4)
 		want, err := decodeV1(r, raw)
 		if err != nil {
 			t.Fatalf("%s: encoding/json: %v", r.Kind, err)
@@ -106,13 +100,7 @@ func TestUnmarshalOwnMatchesEncodingJSONForEveryKind(t *testing.T) {
 // FuzzUnmarshalOwnMatchesEncodingJSON: whatever UnmarshalOwn accepts, encoding/json
 // accepts and reads the same way (UnmarshalOwn falls back to it for the rest).
 func FuzzUnmarshalOwnMatchesEncodingJSON(f *testing.F) {
-	pod := &Pod{}
-	n := 0
-	fill(reflect.ValueOf(pod).Elem(), 3, &n)
-	raw, _ := json.Marshal(pod)
-	f.Add(raw)
-	f.Add(bytes.ToUpper(raw))
-	f.Add([]byte("{\"metadata\":{\"name\":\"a\",\"NAME\":\"b\",\"labels\":{\"x\":\"1\",\"x\":\"2\"}},\"spec\":{\"nodeName\":\"n\xff\"}}"))
+	addPodSeeds(f)
 	f.Add([]byte(`{"status":{"startTime":null,"conditions":[{"lastTransitionTime":"2026-01-02T03:04:05Z"}]},"spec":{"containers":[{"resources":{"limits":{"cpu":"1500m"}}}]}}`))
 	infos := Resources()
 	pods, _ := LookupResource("pods")
@@ -139,14 +127,7 @@ func FuzzUnmarshalOwnMatchesEncodingJSON(f *testing.F) {
 // replaced, names' case flipped, spans repeated (duplicate names).
 func TestUnmarshalOwnMatchesEncodingJSONOnMutations(t *testing.T) {
 	infos := Resources()
-	var seeds [][]byte
-	for _, r := range infos {
-		obj := r.New()
-		n := 0
-		fill(reflect.ValueOf(obj).Elem(), 3, &n)
-		raw, _ := json.Marshal(obj)
-		seeds = append(seeds, raw)
-	}
+	seeds := fullObjects(infos, 3)
 	rng := rand.New(rand.NewPCG(1, 2))
 	mutations, v2ok := 2000, 0
 	if testing.Short() {
@@ -154,19 +135,7 @@ func TestUnmarshalOwnMatchesEncodingJSONOnMutations(t *testing.T) {
 	}
 	for range mutations {
 		k := rng.IntN(len(seeds))
-		s := bytes.Clone(seeds[k])
-		for range 1 + rng.IntN(3) {
-			i := rng.IntN(len(s))
-			switch rng.IntN(3) {
-			case 0:
-				s[i] = byte(rng.IntN(256))
-			case 1:
-				s[i] ^= 0x20 // flips the case of a letter
-			case 2:
-				j := min(len(s), i+1+rng.IntN(40))
-				s = append(s[:j], append(bytes.Clone(s[i:j]), s[j:]...)...)
-			}
-		}
+		s := mutate(rng, seeds[k], false)
 		// As the seed's own kind, where every name matches a field, and
 		// as another, where most do not.
 		for _, r := range []ResourceInfo{infos[k], infos[rng.IntN(len(infos))]} {
@@ -192,4 +161,68 @@ func TestUnmarshalOwnMatchesEncodingJSONOnMutations(t *testing.T) {
 		t.Fatal("no mutation was decoded by the fast path: the check compared nothing")
 	}
 	t.Logf("%d decodes through the fast path matched encoding/json", v2ok)
+}
+
+// fullObjects is one object of each kind in infos with every field set
+// (to depth), as JSON.
+func fullObjects(infos []ResourceInfo, depth int) [][]byte {
+	var seeds [][]byte
+	for _, r := range infos {
+		seeds = append(seeds, fullObject(r, depth))
+	}
+	return seeds
+}
+
+// fullObject is an object of r's kind with every field set (to depth),
+// as JSON.
+func fullObject(r ResourceInfo, depth int) []byte {
+	obj := r.New()
+	n := 0
+	fill(reflect.ValueOf(obj).Elem(), depth, &n)
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		panic(fmt.Sprintf("%s: marshal: %v", r.Kind, err))
+	}
+	return raw
+}
+
+// mutate returns a copy of seed with one to three random edits: a byte
+// replaced, a letter's case flipped, a span repeated (names repeat), or,
+// when gentle (only then), a letter for a letter and a digit for a digit,
+// which mostly keeps the document valid.
+func mutate(rng *rand.Rand, seed []byte, gentle bool) []byte {
+	s := bytes.Clone(seed)
+	for range 1 + rng.IntN(3) {
+		i := rng.IntN(len(s))
+		if gentle {
+			switch c := s[i]; {
+			case c >= 'a' && c <= 'z':
+				s[i] = 'a' + byte(rng.IntN(26))
+			case c >= '0' && c <= '9':
+				s[i] = '0' + byte(rng.IntN(10))
+			}
+			continue
+		}
+		switch rng.IntN(3) {
+		case 0:
+			s[i] = byte(rng.IntN(256))
+		case 1:
+			s[i] ^= 0x20 // flips the case of a letter
+		case 2:
+			j := min(len(s), i+1+rng.IntN(40))
+			s = append(s[:j], append(bytes.Clone(s[i:j]), s[j:]...)...)
+		}
+	}
+	return s
+}
+
+// addPodSeeds adds the decoders' fuzz targets' common seeds: a full Pod,
+// the same with every name's case changed, and repeated names with
+// invalid UTF-8.
+func addPodSeeds(f *testing.F) {
+	pods, _ := LookupResource("pods")
+	raw := fullObject(pods, 3)
+	f.Add(raw)
+	f.Add(bytes.ToUpper(raw))
+	f.Add([]byte("{\"metadata\":{\"name\":\"a\",\"NAME\":\"b\",\"labels\":{\"x\":\"1\",\"x\":\"2\"}},\"spec\":{\"nodeName\":\"n\xff\"}}"))
 }
