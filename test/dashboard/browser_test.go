@@ -209,6 +209,21 @@ func (p *page) text(sel string) string {
 	return s
 }
 
+// statusSays waits for the detail page's status to contain want and
+// returns what it says when it never does. Waiting for the text itself
+// (not for any text, then reading it) holds while the dashboard redraws
+// the view on live data, which replaces the status element.
+func (p *page) statusSays(want string) (got string, ok bool) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, waitTimeout)
+	defer cancel()
+	xp := fmt.Sprintf(`//p[@id="detail-status" and contains(., %q)]`, want)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.Search(xp))); err == nil {
+		return want, true
+	}
+	return p.text("#detail-status"), false
+}
+
 // go navigates inside the page by its hash route, as a link click does.
 func (p *page) goTo(route, waitFor string) {
 	p.t.Helper()
