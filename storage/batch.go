@@ -42,7 +42,7 @@ func (s *Store) UpdateBatch(ctx context.Context, objs []api.Object) []error {
 		// The group runs as one writer task, so no other op splits it:
 		// the writer commits it as one transaction, as it commits the ops
 		// it collects itself.
-		task := &op{kind: opTask, what: "batch", task: func(context.Context, *writer) error {
+		task := &op{kind: opTask, task: func(context.Context, *writer) error {
 			s.commit(group)
 			return nil
 		}}

@@ -76,7 +76,7 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	if _, ok := s.be.(*pgBackend); !ok {
 		return 1, true, nil
 	}
-	err = s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+	err = s.submit(ctx, &op{kind: opTask, what: "lease", task: func(ctx context.Context, w *writer) error {
 		if _, _, err := w.be.begin(ctx, w); err != nil {
 			return translate(err)
 		}
@@ -107,7 +107,7 @@ func (s *Store) ReleaseLease(ctx context.Context, name, holder string, epoch int
 	if _, ok := s.be.(*pgBackend); !ok {
 		return nil
 	}
-	err := s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
+	err := s.submit(ctx, &op{kind: opTask, what: "lease", task: func(ctx context.Context, w *writer) error {
 		_, err := w.conn.ExecContext(ctx, pgReleaseLease, name, holder, epoch)
 		return translate(err)
 	}})

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -29,7 +30,7 @@ type op struct {
 	precond int64 // required current revision; 0 for none
 	current bool  // on ErrConflict, return the current value (GuaranteedUpdate)
 	task    func(ctx context.Context, w *writer) error
-	what    string // names a task in the slow-writer warning
+	what    string // names a task in the slow-writer warning ("": a task that commits, noted by commit)
 
 	rev    int64  // the op's revision
 	value  []byte // the stored value (for delete: the last state)
@@ -143,23 +144,23 @@ func (s *Store) drainClosed() {
 // write-ahead log, a slow disk).
 const slowWrite = 500 * time.Millisecond
 
-// noteSlowWrite logs what held the writer for d when d is over slowWrite.
-// phases are name, duration pairs: where a transaction's time went.
-func (s *Store) noteSlowWrite(what string, ops int, d time.Duration, phases ...any) {
+// noteSlowWrite logs what held the writer for d when d is over slowWrite;
+// phases say where a transaction's time went.
+func (s *Store) noteSlowWrite(what string, ops int, d time.Duration, phases ...slog.Attr) {
 	if d < slowWrite {
 		return
 	}
 	s.slowWrites.Add(1)
-	if what == "" {
-		what = "task"
-	}
 	attrs := []any{"what", what, "ops", ops, "took", d.Round(time.Millisecond)}
-	for i := 0; i+1 < len(phases); i += 2 {
-		if p, ok := phases[i+1].(time.Duration); ok {
-			attrs = append(attrs, phases[i], p.Round(time.Millisecond))
-		}
+	for _, p := range phases {
+		attrs = append(attrs, p)
 	}
 	s.log.Warn("slow write: every write waited", attrs...)
+}
+
+// phase is a slow write's phase as a log attribute, to the millisecond.
+func phase(name string, d time.Duration) slog.Attr {
+	return slog.Duration(name, d.Round(time.Millisecond))
 }
 
 func (s *Store) runTask(o *op) {
@@ -174,7 +175,7 @@ func (s *Store) runTask(o *op) {
 			s.w.disconnect()
 		}
 	}
-	if o.what != "batch" { // its transaction is noted by commit
+	if o.what != "" {
 		s.noteSlowWrite(o.what, 1, s.clock.Now().Sub(start))
 	}
 	close(o.done)
@@ -219,7 +220,7 @@ func (s *Store) commit(ops []*op) {
 		err = translate(err)
 		s.abandon(ctx)
 		s.failedCommits.Add(1)
-		s.noteSlowWrite("transaction", len(ops), s.clock.Now().Sub(start), "apply", applied.Sub(start))
+		s.noteSlowWrite("transaction", len(ops), s.clock.Now().Sub(start), phase("apply", applied.Sub(start)))
 		for _, o := range ops {
 			o.err = err
 			o.value, o.cur = nil, nil
@@ -240,7 +241,7 @@ func (s *Store) commit(ops []*op) {
 	}
 	end := s.clock.Now()
 	s.noteSlowWrite("transaction", len(ops), end.Sub(start),
-		"apply", applied.Sub(start), "commit", committed.Sub(applied), "publish", end.Sub(committed))
+		phase("apply", applied.Sub(start)), phase("commit", committed.Sub(applied)), phase("publish", end.Sub(committed)))
 	for _, o := range ops {
 		close(o.done)
 	}
