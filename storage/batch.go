@@ -20,21 +20,41 @@ import (
 // although the write was stored. objs must not be used by other
 // goroutines during the call.
 func (s *Store) UpdateBatch(ctx context.Context, objs []api.Object) []error {
+	return s.writeBatch(ctx, opUpdate, objs)
+}
+
+// CreateBatch is Create for several objects at once, as UpdateBatch is
+// Update: a controller making many pods writes them from its own
+// goroutine, in one transaction per Options.MaxBatch objects, rather than
+// from a goroutine per object. An object whose key exists fails alone
+// with ErrExists. Results and commit semantics are UpdateBatch's.
+func (s *Store) CreateBatch(ctx context.Context, objs []api.Object) []error {
+	return s.writeBatch(ctx, opCreate, objs)
+}
+
+// writeBatch writes objs as ops of kind (opCreate or opUpdate).
+func (s *Store) writeBatch(ctx context.Context, kind opKind, objs []api.Object) []error {
+	verb := "update"
+	if kind == opCreate {
+		verb = "create"
+	}
 	errs := make([]error, len(objs))
 	var ops []*op
 	idx := make([]int, 0, len(objs))
 	for i, obj := range objs {
 		e, err := s.encode(obj)
 		if err != nil {
-			errs[i] = fmt.Errorf("update: %w", err)
+			errs[i] = fmt.Errorf("%s: %w", verb, err)
 			continue
 		}
-		pre, err := parseRevision(obj.GetObjectMeta().ResourceVersion)
-		if err != nil {
-			errs[i] = fmt.Errorf("update %s: %w", e.key, err)
-			continue
+		var pre int64
+		if kind == opUpdate {
+			if pre, err = parseRevision(obj.GetObjectMeta().ResourceVersion); err != nil {
+				errs[i] = fmt.Errorf("%s %s: %w", verb, e.key, err)
+				continue
+			}
 		}
-		ops = append(ops, &op{ctx: ctx, kind: opUpdate, enc: e, precond: pre, done: make(chan struct{})})
+		ops = append(ops, &op{ctx: ctx, kind: kind, enc: e, precond: pre, done: make(chan struct{})})
 		idx = append(idx, i)
 	}
 	for lo := 0; lo < len(ops); lo += s.opts.MaxBatch {
@@ -50,11 +70,11 @@ func (s *Store) UpdateBatch(ctx context.Context, objs []api.Object) []error {
 		for k, o := range group {
 			i := idx[lo+k]
 			if err != nil {
-				errs[i] = fmt.Errorf("update %s: %w", o.enc.key, err)
+				errs[i] = fmt.Errorf("%s %s: %w", verb, o.enc.key, err)
 				continue
 			}
 			if o.err != nil {
-				errs[i] = fmt.Errorf("update %s: %w", o.enc.key, o.err)
+				errs[i] = fmt.Errorf("%s %s: %w", verb, o.enc.key, o.err)
 				continue
 			}
 			objs[i].GetObjectMeta().ResourceVersion = formatRevision(o.rev)

@@ -67,7 +67,7 @@ func (s *Store) GetRaw(ctx context.Context, resource, namespace, name string) ([
 	defer s.endRead()
 	var value []byte
 	var rev int64
-	err = s.rs.get.QueryRowContext(ctx, resource, namespace, name).Scan(&value, &rev)
+	err = s.rs.get.QueryRowContext(s.pointCtx(ctx), resource, namespace, name).Scan(&value, &rev)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, fmt.Errorf("get %s: %w", k, ErrNotFound)
 	}
@@ -78,6 +78,19 @@ func (s *Store) GetRaw(ctx context.Context, resource, namespace, name string) ([
 		return nil, 0, fmt.Errorf("get %s: %w", k, err)
 	}
 	return value, rev, nil
+}
+
+// pointCtx is the context of a read of one row by its key. On SQLite such
+// a read takes microseconds and is not worth interrupting, while a
+// context that can end costs two goroutines a statement (database/sql's
+// and the driver's watchers), each queued for a core on a busy server
+// before it can exit: ctx's values are kept, its end is not. On a
+// network database ctx still bounds the round trip.
+func (s *Store) pointCtx(ctx context.Context) context.Context {
+	if s.be.resetAfterFailure() {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // Get returns one object, decoded; the caller owns it.

@@ -275,11 +275,15 @@ func (w *writer) applyEach(ctx context.Context, ops []*op, base, ts int64) ([]*c
 	return changes, rev, nil
 }
 
-// commitContext bounds a write transaction: never on SQLite (a local
-// commit is not interrupted halfway), WriteTimeout on a network database.
+// commitContext bounds a write transaction: WriteTimeout on a network
+// database; on SQLite nothing (a local commit is not interrupted
+// halfway). There it is a context that can never end: the SQLite driver
+// starts a goroutine per statement to watch a context that can, which
+// for a batch of pod writes was hundreds of goroutines, each queued for
+// a core on a busy server before it could exit.
 func (s *Store) commitContext() (context.Context, context.CancelFunc) {
-	if !s.w.be.resetAfterFailure() {
-		return context.WithCancel(context.Background())
+	if !s.be.resetAfterFailure() {
+		return context.Background(), func() {}
 	}
 	return context.WithTimeout(context.Background(), s.opts.WriteTimeout)
 }

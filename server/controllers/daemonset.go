@@ -218,17 +218,14 @@ func (c *DaemonSetController) sync(ctx context.Context, key string) (time.Durati
 		}
 		o := owner{kind: "DaemonSet", meta: &ds.ObjectMeta}
 		extra := map[string]string{LabelControllerRevisionHash: hash}
-		_, err := slowStart(len(plan.create), func(i int) error {
-			p, err := newPod(tmpl, o, prefix, extra, nil, plan.create[i], now)
-			if err != nil {
-				return err
-			}
-			if err := c.pods.create(ctx, p); err != nil {
-				return err
-			}
-			eventf(ctx, c.rec, ds, api.EventTypeNormal, reasonSuccessfulCreate, "Created pod: %s", p.Name)
-			return nil
+		made, err := c.pods.createAll(ctx, len(plan.create), func(i int) (*api.Pod, error) {
+			return newPod(tmpl, o, prefix, extra, nil, plan.create[i], now)
 		})
+		for _, p := range made {
+			if p != nil {
+				eventf(ctx, c.rec, ds, api.EventTypeNormal, reasonSuccessfulCreate, "Created pod: %s", p.Name)
+			}
+		}
 		if err != nil {
 			eventf(ctx, c.rec, ds, api.EventTypeWarning, reasonFailedCreate, "Error creating pods: %v", err)
 			errs = append(errs, fmt.Errorf("create pods of daemonset %s/%s: %w", ds.Namespace, ds.Name, err))

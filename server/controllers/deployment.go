@@ -145,13 +145,10 @@ func (c *DeploymentController) apply(ctx context.Context, d *api.Deployment, new
 		prefix := podPrefix(newRS.Name)
 		ann := map[string]string{AnnotationRevision: d.Annotations[AnnotationRevision]}
 		o := owner{kind: "ReplicaSet", meta: &newRS.ObjectMeta}
-		created, err := slowStart(plan.create, func(int) error {
-			p, err := newPod(&newRS.Spec.Template, o, prefix, nil, ann, "", now)
-			if err != nil {
-				return err
-			}
-			return c.pods.create(ctx, p)
+		made, err := c.pods.createAll(ctx, plan.create, func(int) (*api.Pod, error) {
+			return newPod(&newRS.Spec.Template, o, prefix, nil, ann, "", now)
 		})
+		created := createdCount(made)
 		if created > 0 {
 			eventf(ctx, c.rec, d, api.EventTypeNormal, reasonScaling, "Scaled up replica set %s to %d", rsName(d, g.hash), len(g.newPods)+created)
 		}

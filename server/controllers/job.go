@@ -334,17 +334,8 @@ func (c *JobController) manage(ctx context.Context, j *api.Job, jp jobPods, succ
 		}
 	}
 	o := owner{kind: "Job", apiVersion: "batch/v1", meta: &j.ObjectMeta}
-	made := make([]*api.Pod, len(indexes))
-	_, err := slowStart(len(indexes), func(k int) error {
-		p, err := newJobPod(j, o, indexes[k], now)
-		if err != nil {
-			return err
-		}
-		if err := c.pods.create(ctx, p); err != nil {
-			return err
-		}
-		made[k] = p
-		return nil
+	made, err := c.pods.createAll(ctx, len(indexes), func(k int) (*api.Pod, error) {
+		return newJobPod(j, o, indexes[k], now)
 	})
 	for _, p := range made {
 		if p != nil {

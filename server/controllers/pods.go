@@ -245,21 +245,75 @@ type podWriter struct {
 	pods  *Informer
 }
 
-// create stores p, picking another random suffix if the name is taken.
-func (w podWriter) create(ctx context.Context, p *api.Pod) error {
-	base := p.Name[:len(p.Name)-5]
-	var err error
-	for range 5 {
-		if err = w.store.Create(ctx, p); err == nil {
-			w.pods.Assume(p)
-			return nil
+// maxCreateBatch bounds a slow-start batch of pod creates. A batch is one
+// Store.CreateBatch from the controller's goroutine, so it costs one wait
+// for the store's writer, not a goroutine and a wait per pod: on a server
+// whose cores are busy with a fleet's traffic, each of those waits is a
+// turn behind every other runnable goroutine.
+const maxCreateBatch = 1024
+
+// createAll creates n pods, the i-th built by build(i), in batches of 1,
+// 2, 4, … (at most maxCreateBatch), stopping after the first batch with
+// an error, as Kubernetes' slowStartBatch: a failing request (quota,
+// invalid template) fails once rather than n times. A name already taken
+// is tried again with another random suffix (five tries in all). made[i]
+// is the i-th pod if it was created, else nil; created pods are put into
+// the pod informer.
+func (w podWriter) createAll(ctx context.Context, n int, build func(i int) (*api.Pod, error)) (made []*api.Pod, err error) {
+	made = make([]*api.Pod, n)
+	done := 0
+	for size := 1; done < n; size = min(2*size, maxCreateBatch) {
+		batch := min(size, n-done)
+		var errs []error
+		var pods []*api.Pod
+		var at []int
+		for i := done; i < done+batch; i++ {
+			p, err := build(i)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			pods, at = append(pods, p), append(at, i)
 		}
-		if !errors.Is(err, storage.ErrExists) {
-			break
+		for try := 1; len(pods) > 0; try++ {
+			objs := make([]api.Object, len(pods))
+			for k, p := range pods {
+				objs[k] = p
+			}
+			var again []*api.Pod
+			var againAt []int
+			for k, err := range w.store.CreateBatch(ctx, objs) {
+				p := pods[k]
+				switch {
+				case err == nil:
+					w.pods.Assume(p)
+					made[at[k]] = p
+				case errors.Is(err, storage.ErrExists) && try < 5:
+					p.Name = p.Name[:len(p.Name)-5] + randomSuffix()
+					again, againAt = append(again, p), append(againAt, at[k])
+				default:
+					errs = append(errs, err)
+				}
+			}
+			pods, at = again, againAt
 		}
-		p.Name = base + randomSuffix()
+		done += batch
+		if err := errors.Join(errs...); err != nil {
+			return made, err
+		}
 	}
-	return err
+	return made, nil
+}
+
+// createdCount is how many of made are set.
+func createdCount(made []*api.Pod) int {
+	n := 0
+	for _, p := range made {
+		if p != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // delete deletes p as a graceful API delete does: a pod running on a node

@@ -68,13 +68,10 @@ func (c *ReplicaSetController) sync(ctx context.Context, key string) (time.Durat
 	switch want := rsReplicas(rs); {
 	case len(active) < want:
 		o := owner{kind: "ReplicaSet", meta: &rs.ObjectMeta}
-		created, err := slowStart(want-len(active), func(int) error {
-			p, err := newPod(&rs.Spec.Template, o, podPrefix(rs.Name), nil, nil, "", now)
-			if err != nil {
-				return err
-			}
-			return c.pods.create(ctx, p)
+		made, err := c.pods.createAll(ctx, want-len(active), func(int) (*api.Pod, error) {
+			return newPod(&rs.Spec.Template, o, podPrefix(rs.Name), nil, nil, "", now)
 		})
+		created := createdCount(made)
 		if created > 0 {
 			eventf(ctx, c.rec, rs, api.EventTypeNormal, reasonSuccessfulCreate, "Created %d pods", created)
 		}

@@ -1,7 +1,9 @@
 package fleet
 
 import (
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -83,4 +85,91 @@ func Percentile(sorted []time.Duration, q float64) time.Duration {
 		return 0
 	}
 	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+}
+
+// Buckets is one labelled series of a Prometheus histogram: cumulative
+// counts by upper bound (le), in the order the exposition gives them.
+type Buckets struct {
+	Le    []float64
+	Count []float64
+}
+
+// ParseBuckets sums the cumulative bucket counts of family's series whose
+// labels contain every one of match (`resource="heartbeat"`, say) in the
+// Prometheus text exposition text.
+func ParseBuckets(text []byte, family string, match ...string) Buckets {
+	var b Buckets
+	at := map[float64]int{}
+	prefix := family + "_bucket{"
+	for line := range strings.Lines(string(text)) {
+		rest, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok || !hasAll(labels, match) {
+			continue
+		}
+		_, le, ok := strings.Cut(labels, `le="`)
+		if !ok {
+			continue
+		}
+		le, _, _ = strings.Cut(le, `"`)
+		bound, err := strconv.ParseFloat(le, 64)
+		n, err2 := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil || err2 != nil {
+			continue
+		}
+		i, seen := at[bound]
+		if !seen {
+			i = len(b.Le)
+			at[bound] = i
+			b.Le, b.Count = append(b.Le, bound), append(b.Count, 0)
+		}
+		b.Count[i] += n
+	}
+	return b
+}
+
+func hasAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// Since is b minus an earlier reading of the same series.
+func (b Buckets) Since(earlier Buckets) Buckets {
+	d := Buckets{Le: b.Le, Count: slices.Clone(b.Count)}
+	for i := range d.Count {
+		if i < len(earlier.Count) {
+			d.Count[i] -= earlier.Count[i]
+		}
+	}
+	return d
+}
+
+// Total is the number of observations (the +Inf bucket).
+func (b Buckets) Total() float64 {
+	if len(b.Count) == 0 {
+		return 0
+	}
+	return b.Count[len(b.Count)-1]
+}
+
+// Quantile is the upper bound of the bucket that holds quantile q: the
+// true quantile is at most this.
+func (b Buckets) Quantile(q float64) time.Duration {
+	total := b.Total()
+	for i, c := range b.Count {
+		if c >= q*total {
+			if math.IsInf(b.Le[i], 1) {
+				return time.Duration(math.MaxInt64)
+			}
+			return time.Duration(b.Le[i] * float64(time.Second))
+		}
+	}
+	return 0
 }
