@@ -62,12 +62,12 @@ type Report struct {
 	JoinAll time.Duration // start → every agent registered and listing its pods
 	Joined  Sample        // the server once all joined
 
-	Steady        Sample // over Window
-	SteadyCPU     float64
-	Beats         int
-	BeatP50       time.Duration
-	BeatP99       time.Duration
-	BeatMax       time.Duration
+	Steady    Sample // over Window
+	SteadyCPU float64
+	Beats     int
+	BeatP50   time.Duration
+	BeatP99   time.Duration
+	BeatMax   time.Duration
 	// ServerBeats and ServerBeatP99 are the server's own count and p99
 	// (the upper bound of its histogram bucket) of heartbeat handling
 	// over the window: from the handler's start to its answer, so the
