@@ -52,6 +52,9 @@ func newServerMetrics(st *storage.Store, live *apiserver.Liveness) *serverMetric
 		w.Counter("skiff_store_slow_writes_total", "Transactions and maintenance tasks that held the store's writer over half a second (each is logged).", "", float64(s.SlowWrites))
 		w.Gauge("skiff_store_watchers", "Open watches on the store.", "", float64(s.Watchers))
 		w.Gauge("skiff_nodes_heartbeating", "Nodes that have sent a heartbeat since the server started.", "", float64(len(live.Snapshot())))
+		if h, ok := promtext.RuntimeHistogram("/sched/latencies:seconds", promtext.SchedLatencyBounds); ok {
+			w.Histogram("skiff_go_sched_latency_seconds", "How long goroutines waited for a core once runnable (Go's /sched/latencies), in seconds; a saturated server shows here first. _sum adds up bucket lower edges: a lower bound.", "", h)
+		}
 	})
 	return m
 }

@@ -75,14 +75,21 @@ type Report struct {
 	// layers of either side and the simulator's own scheduling.
 	ServerBeats   int
 	ServerBeatP99 time.Duration
-	Pods          int
-	DeliveryP50   time.Duration
-	DeliveryP99   time.Duration
-	DeliveryMax   time.Duration
-	PodsBindCPU   float64
-	Replicas      int
-	DeployBound   time.Duration // Deployment created → every replica bound
-	DeployDeliver time.Duration // → every replica at its agent, by the admin watch's bind times
+	// SchedP99 is the p99 of the server's goroutines' wait for a core
+	// once runnable (Go's /sched/latencies) over the steady window, and
+	// DeploySchedP99 over the Deployment's placement: every step of a
+	// request, a watch event or a write waits this long, up to, several
+	// times.
+	SchedP99       time.Duration
+	DeploySchedP99 time.Duration
+	Pods           int
+	DeliveryP50    time.Duration
+	DeliveryP99    time.Duration
+	DeliveryMax    time.Duration
+	PodsBindCPU    float64
+	Replicas       int
+	DeployBound    time.Duration // Deployment created → every replica bound
+	DeployDeliver  time.Duration // → every replica at its agent, by the admin watch's bind times
 	// DeployAtAgents is Deployment created → the last replica reached
 	// its agent, by the agents' own arrival times: every replica was
 	// bound by then, whatever the admin watch (one stream filtering
@@ -284,7 +291,7 @@ func (r *run) steady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hbBefore, err := r.serverBeats(ctx)
+	hbBefore, schedBefore, err := r.serverHists(ctx)
 	if err != nil {
 		return err
 	}
@@ -298,34 +305,37 @@ func (r *run) steady(ctx context.Context) error {
 		return err
 	}
 	beats := r.metrics.TakeHeartbeats()
-	hbAfter, err := r.serverBeats(ctx)
+	hbAfter, schedAfter, err := r.serverHists(ctx)
 	if err != nil {
 		return err
 	}
 	hb := hbAfter.Since(hbBefore)
 	r.rep.ServerBeats, r.rep.ServerBeatP99 = int(hb.Total()), hb.Quantile(0.99)
+	r.rep.SchedP99 = schedAfter.Since(schedBefore).Quantile(0.99)
 	r.rep.Steady, r.rep.SteadyCPU = b, CPUPercent(a.ProcStats, b.ProcStats)
 	r.rep.Beats, r.rep.BeatP50, r.rep.BeatP99 = len(beats), Percentile(beats, 0.5), Percentile(beats, 0.99)
 	if len(beats) > 0 {
 		r.rep.BeatMax = beats[len(beats)-1]
 	}
-	r.progress("steady %v: server CPU %.1f%% of a core, %v; %d heartbeats p50 %v p99 %v max %v; in the server's handler: %d, p99 ≤ %v", r.cfg.Window, r.rep.SteadyCPU, b,
-		len(beats), r.rep.BeatP50, r.rep.BeatP99, r.rep.BeatMax, r.rep.ServerBeats, r.rep.ServerBeatP99)
+	r.progress("steady %v: server CPU %.1f%% of a core, %v; %d heartbeats p50 %v p99 %v max %v; in the server's handler: %d, p99 ≤ %v; goroutines' wait for a core p99 ≤ %v", r.cfg.Window, r.rep.SteadyCPU, b,
+		len(beats), r.rep.BeatP50, r.rep.BeatP99, r.rep.BeatMax, r.rep.ServerBeats, r.rep.ServerBeatP99, r.rep.SchedP99)
 	return nil
 }
 
-// serverBeats reads the server's histogram of heartbeat handling times.
-func (r *run) serverBeats(ctx context.Context) (Buckets, error) {
+// serverHists reads two of the server's histograms: heartbeat handling
+// times and its goroutines' scheduling latency.
+func (r *run) serverHists(ctx context.Context) (beats, sched Buckets, err error) {
 	resp, err := r.admin.Do(ctx, http.MethodGet, "/metrics", nil)
 	if err != nil {
-		return Buckets{}, fmt.Errorf("read the server's metrics: %w", err)
+		return beats, sched, fmt.Errorf("read the server's metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	text, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return Buckets{}, fmt.Errorf("read the server's metrics: %w", err)
+		return beats, sched, fmt.Errorf("read the server's metrics: %w", err)
 	}
-	return ParseBuckets(text, "skiff_http_request_duration_seconds", `resource="heartbeat"`), nil
+	return ParseBuckets(text, "skiff_http_request_duration_seconds", `resource="heartbeat"`),
+		ParseBuckets(text, "skiff_go_sched_latency_seconds"), nil
 }
 
 // bindPod creates pod ns/name bound to node and returns when it sent
@@ -562,6 +572,10 @@ func (r *run) deployment(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	_, schedBefore, err := r.serverHists(ctx)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	resp, err := r.admin.Do(ctx, http.MethodPost, "/apis/apps/v1/namespaces/default/deployments", bytes.NewReader(deploymentJSON(r.cfg.Replicas)))
 	if err != nil {
@@ -611,6 +625,9 @@ func (r *run) deployment(ctx context.Context) error {
 		return err
 	}
 	r.rep.Replicas, r.rep.DeployCPU = n, CPUPercent(a.ProcStats, b.ProcStats)
+	if _, schedAfter, err := r.serverHists(ctx); err == nil {
+		r.rep.DeploySchedP99 = schedAfter.Since(schedBefore).Quantile(0.99)
+	}
 	t.mu.Lock()
 	var lat []time.Duration
 	r.rep.ZoneCounts = map[string]int{}
@@ -626,8 +643,8 @@ func (r *run) deployment(ctx context.Context) error {
 	t.mu.Unlock()
 	sortDurations(lat)
 	r.rep.DeployP50, r.rep.DeployP99 = Percentile(lat, 0.5), Percentile(lat, 0.99)
-	r.progress("deployment of %d spread by zone: every replica at its agent in %v (agents' arrival times); by the admin watch: bound in %v, at the agents in %v, Running in %v; bind→agent p50 %v p99 %v; zones %v; server CPU %.1f%%, %v",
-		n, r.rep.DeployAtAgents, r.rep.DeployBound, r.rep.DeployDeliver, r.rep.DeployRunning, r.rep.DeployP50, r.rep.DeployP99, r.rep.ZoneCounts, r.rep.DeployCPU, b)
+	r.progress("deployment of %d spread by zone: every replica at its agent in %v (agents' arrival times); by the admin watch: bound in %v, at the agents in %v, Running in %v; bind→agent p50 %v p99 %v; zones %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v, %v",
+		n, r.rep.DeployAtAgents, r.rep.DeployBound, r.rep.DeployDeliver, r.rep.DeployRunning, r.rep.DeployP50, r.rep.DeployP99, r.rep.ZoneCounts, r.rep.DeployCPU, r.rep.DeploySchedP99, b)
 	return nil
 }
 
@@ -694,13 +711,14 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "steady: server CPU %.1f%% of a core, %v\n", r.SteadyCPU, r.Steady)
 		fmt.Fprintf(&b, "steady: RSS per agent %.0f KiB\n", float64(r.Steady.RSSKB)/float64(max(r.Agents, 1)))
 		fmt.Fprintf(&b, "heartbeats: %d, p50 %v, p99 %v, max %v; in the server's handler: %d, p99 ≤ %v\n", r.Beats, r.BeatP50, r.BeatP99, r.BeatMax, r.ServerBeats, r.ServerBeatP99)
+		fmt.Fprintf(&b, "steady: the server's goroutines' wait for a core p99 ≤ %v\n", r.SchedP99)
 	}
 	if r.Pods > 0 {
 		fmt.Fprintf(&b, "direct binds: %d, bind→agent p50 %v, p99 %v, max %v, server CPU %.1f%%\n", r.Pods, r.DeliveryP50, r.DeliveryP99, r.DeliveryMax, r.PodsBindCPU)
 	}
 	if r.Replicas > 0 {
-		fmt.Fprintf(&b, "deployment of %d spread by zone: every replica at its agent %v; admin watch: bound %v, at the agents %v, Running %v; bind→agent p50 %v p99 %v; per zone %v; server CPU %.1f%%\n",
-			r.Replicas, r.DeployAtAgents.Round(time.Millisecond), r.DeployBound.Round(time.Millisecond), r.DeployDeliver.Round(time.Millisecond), r.DeployRunning.Round(time.Millisecond), r.DeployP50, r.DeployP99, r.ZoneCounts, r.DeployCPU)
+		fmt.Fprintf(&b, "deployment of %d spread by zone: every replica at its agent %v; admin watch: bound %v, at the agents %v, Running %v; bind→agent p50 %v p99 %v; per zone %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v\n",
+			r.Replicas, r.DeployAtAgents.Round(time.Millisecond), r.DeployBound.Round(time.Millisecond), r.DeployDeliver.Round(time.Millisecond), r.DeployRunning.Round(time.Millisecond), r.DeployP50, r.DeployP99, r.ZoneCounts, r.DeployCPU, r.DeploySchedP99)
 	}
 	if r.NodeMetrics > 0 {
 		fmt.Fprintf(&b, "usage reports: the server measured %d of %d nodes\n", r.NodeMetrics, r.Agents)
