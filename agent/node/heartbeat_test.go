@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -28,6 +29,7 @@ type fakeAPI struct {
 	node  *api.Node
 	calls []time.Time
 	ready []readyWrite // every Ready status written, in order
+	beats []time.Time  // every lightweight heartbeat answered
 	// wantStatus answers the next lightweight heartbeat 205, as the
 	// server does while the node's Ready is the controller's Unknown.
 	wantStatus bool
@@ -96,6 +98,19 @@ func (f *fakeAPI) firstCallFrom(t time.Time) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// beatsSince is how many lightweight heartbeats were answered after t.
+func (f *fakeAPI) beatsSince(t time.Time) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, b := range f.beats {
+		if b.After(t) {
+			n++
+		}
+	}
+	return n
 }
 
 func (f *fakeAPI) readyWrites() []readyWrite {
@@ -171,6 +186,9 @@ func (f *fakeAPI) Do(ctx context.Context, method, path string, body io.Reader) (
 		return nil, err
 	}
 	f.mu.Lock()
+	if strings.HasSuffix(path, "/heartbeat") {
+		f.beats = append(f.beats, f.clk.Now())
+	}
 	code := http.StatusOK
 	if f.wantStatus {
 		code, f.wantStatus = http.StatusResetContent, false
@@ -297,54 +315,68 @@ func TestRegistrarTriggerWritesReadyAtOnce(t *testing.T) {
 	}
 }
 
-// TestRegistrarRewritesConditionsAfterFailedHeartbeats: while the agent
-// could not reach the server, the server may have marked its node
-// Ready=Unknown; the first heartbeat that gets through afterwards writes
-// the conditions (Ready=True) rather than the lightweight beat, which
-// would leave the node NotReady until the next snapshot (found by the
-// partition scenario of test/faults).
-func TestRegistrarRewritesConditionsAfterFailedHeartbeats(t *testing.T) {
-	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
-	clk := clock.NewFake(start)
-	f := &fakeAPI{clk: clk}
-	const hb = 10 * time.Second
-	var recovered atomic.Int32
-	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
-		Recovered: func() { recovered.Add(1) }})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	stepUntil(clk, start.Add(time.Minute), 100*time.Millisecond)
-	if !r.Registered() {
-		t.Fatal("not registered after a minute with the server up")
-	}
-	quiet := clk.Now()
-	stepUntil(clk, quiet.Add(time.Minute), 100*time.Millisecond)
-	for _, w := range f.readyWrites() {
-		if w.at.After(quiet) {
-			t.Fatalf("Ready written at %v with nothing changed; want lightweight beats only", w.at.Sub(start))
-		}
-	}
-	f.setDown(true)
-	stepUntil(clk, clk.Now().Add(time.Minute), 100*time.Millisecond)
-	f.setDown(false)
-	back := clk.Now()
-	stepUntil(clk, back.Add(hb+time.Second), 100*time.Millisecond)
-	var rewritten bool
-	for _, w := range f.readyWrites() {
-		if w.at.After(back) && w.status == api.ConditionTrue {
-			rewritten = true
-		}
-	}
-	if !rewritten {
-		t.Fatalf("no Ready=True written within a heartbeat of the server's return; writes: %+v", f.readyWrites())
-	}
-	if n := recovered.Load(); n != 1 {
-		t.Fatalf("Recovered called %d times; want once, when the server answered again", n)
+// TestRegistrarAfterFailedHeartbeats: while the agent could not reach
+// the server, the server may have marked its node Ready=Unknown. The
+// first heartbeat that gets through afterwards is the lightweight beat;
+// if the server marked the node (it answers 205), the conditions
+// (Ready=True) are written at once, or the node would stay NotReady until
+// the next snapshot (found by the partition scenario of test/faults). If
+// it did not (a server restart: 10,000 agents come back together), no
+// status is written: each status write is a store write, and a fleet's
+// worth at once kept the restarted server from answering heartbeats for
+// 40 s.
+func TestRegistrarAfterFailedHeartbeats(t *testing.T) {
+	for _, marked := range []bool{true, false} {
+		t.Run(fmt.Sprintf("marked Unknown %v", marked), func(t *testing.T) {
+			start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+			clk := clock.NewFake(start)
+			f := &fakeAPI{clk: clk}
+			const hb = 10 * time.Second
+			var recovered atomic.Int32
+			r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
+				Recovered: func() { recovered.Add(1) }})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- r.Run(ctx) }()
+			defer func() {
+				cancel()
+				<-done
+			}()
+			stepUntil(clk, start.Add(time.Minute), 100*time.Millisecond)
+			if !r.Registered() {
+				t.Fatal("not registered after a minute with the server up")
+			}
+			quiet := clk.Now()
+			stepUntil(clk, quiet.Add(time.Minute), 100*time.Millisecond)
+			for _, w := range f.readyWrites() {
+				if w.at.After(quiet) {
+					t.Fatalf("Ready written at %v with nothing changed; want lightweight beats only", w.at.Sub(start))
+				}
+			}
+			f.setDown(true)
+			stepUntil(clk, clk.Now().Add(time.Minute), 100*time.Millisecond)
+			f.mu.Lock()
+			f.wantStatus = marked
+			f.mu.Unlock()
+			f.setDown(false)
+			back := clk.Now()
+			stepUntil(clk, back.Add(hb+time.Second), 100*time.Millisecond)
+			var rewritten int
+			for _, w := range f.readyWrites() {
+				if w.at.After(back) && w.status == api.ConditionTrue {
+					rewritten++
+				}
+			}
+			if want := map[bool]int{true: 1, false: 0}[marked]; rewritten != want {
+				t.Fatalf("%d Ready=True writes within a heartbeat of the server's return; want %d; writes: %+v", rewritten, want, f.readyWrites())
+			}
+			if beats := f.beatsSince(back); beats == 0 {
+				t.Fatal("no lightweight beat after the server's return")
+			}
+			if n := recovered.Load(); n != 1 {
+				t.Fatalf("Recovered called %d times; want once, when the server answered again", n)
+			}
+		})
 	}
 }
 

@@ -183,13 +183,12 @@ func (r *Registrar) Run(ctx context.Context) error {
 			r.log.Warn("node status", "node", r.cfg.NodeName, "err", err, "failures", bo.Failures()+1)
 			wait = bo.Next()
 			// While the server did not hear from us it may have marked
-			// the node unreachable (Ready=Unknown): the next sync that
-			// gets through sends the full conditions, not the
-			// lightweight beat, or the node would stay NotReady until the
-			// next snapshot.
-			r.mu.Lock()
-			r.sentSig = ""
-			r.mu.Unlock()
+			// the node unreachable (Ready=Unknown). The next sync is
+			// still the lightweight beat: the server answers it 205 if
+			// so, and the full conditions follow at once. After a short
+			// outage (a server restart) nothing was marked, and a fleet
+			// coming back sends beats the server answers from memory
+			// rather than a status write per node all at once.
 		} else {
 			r.mu.Lock()
 			recovered := bo.Failures() > 0 || r.asked

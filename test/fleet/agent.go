@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -216,29 +217,70 @@ type timedAPI struct {
 }
 
 func (t *timedAPI) Do(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
-	start := time.Now()
-	resp, err := t.Client.Do(ctx, method, path, body)
-	if err == nil && method == http.MethodPost && strings.HasSuffix(path, "/heartbeat") {
-		t.agent.beat(start)
+	if method != http.MethodPost || !strings.HasSuffix(path, "/heartbeat") {
+		return t.Client.Do(ctx, method, path, body)
+	}
+	tr := newBeatTracer()
+	resp, err := t.Client.Do(httptrace.WithClientTrace(ctx, tr.trace()), method, path, body)
+	if err == nil {
+		t.agent.beat(tr.done(false))
 	}
 	return resp, err
 }
 
 func (t *timedAPI) PatchStatus(ctx context.Context, res api.ResourceInfo, ns, name, patchType string, body []byte) (api.Object, error) {
-	start := time.Now()
-	o, err := t.Client.PatchStatus(ctx, res, ns, name, patchType, body)
+	tr := newBeatTracer()
+	o, err := t.Client.PatchStatus(httptrace.WithClientTrace(ctx, tr.trace()), res, ns, name, patchType, body)
 	if err == nil {
-		t.agent.beat(start)
+		t.agent.beat(tr.done(true))
 	}
 	return o, err
 }
 
-// beat records a heartbeat that worked, sent at start.
-func (a *Agent) beat(start time.Time) {
-	now := time.Now()
-	a.lastBeat.Store(now.UnixNano())
+// beatTracer times one heartbeat's phases (httptrace calls it from the
+// transport's goroutines).
+type beatTracer struct {
+	start                   time.Time
+	gotConn, wrote, firstAt atomic.Int64 // unix nanos, 0 until seen
+}
+
+func newBeatTracer() *beatTracer { return &beatTracer{start: time.Now()} }
+
+func (b *beatTracer) trace() *httptrace.ClientTrace {
+	now := func(at *atomic.Int64) { at.CompareAndSwap(0, time.Now().UnixNano()) }
+	return &httptrace.ClientTrace{
+		GotConn:              func(httptrace.GotConnInfo) { now(&b.gotConn) },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { now(&b.wrote) },
+		GotFirstResponseByte: func() { now(&b.firstAt) },
+	}
+}
+
+// done is the trace of a call that ended now. A phase not seen takes
+// none of the time (the next one's start is the last seen).
+func (b *beatTracer) done(patch bool) BeatTrace {
+	end := time.Now()
+	last := b.start
+	phase := func(at *atomic.Int64) time.Duration {
+		n := at.Load()
+		if n == 0 {
+			return 0
+		}
+		t := time.Unix(0, n)
+		d := t.Sub(last)
+		last = t
+		return max(d, 0)
+	}
+	tr := BeatTrace{Total: end.Sub(b.start), Patch: patch}
+	tr.Conn, tr.Write, tr.Answer = phase(&b.gotConn), phase(&b.wrote), phase(&b.firstAt)
+	tr.Rest = max(end.Sub(last), 0)
+	return tr
+}
+
+// beat records a heartbeat that worked.
+func (a *Agent) beat(t BeatTrace) {
+	a.lastBeat.Store(time.Now().UnixNano())
 	if a.cfg.Metrics != nil {
-		a.cfg.Metrics.Heartbeat(now.Sub(start))
+		a.cfg.Metrics.HeartbeatTraced(t)
 	}
 }
 

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -14,6 +15,8 @@ import (
 type Metrics struct {
 	mu        sync.Mutex
 	beats     []time.Duration
+	slow      []BeatTrace          // heartbeats over SlowBeat, with where their time went
+	patches   int                  // of the beats, full node-status patches
 	delivered map[string]time.Time // ns/name → first arrival at its agent
 }
 
@@ -25,6 +28,43 @@ func (m *Metrics) Heartbeat(d time.Duration) {
 	m.mu.Lock()
 	m.beats = append(m.beats, d)
 	m.mu.Unlock()
+}
+
+// SlowBeat is the round trip above which a heartbeat's phases are kept.
+const SlowBeat = 100 * time.Millisecond
+
+// BeatTrace is where one heartbeat's round trip went, by the client's
+// httptrace: waiting for its connection, writing the request, from the
+// request written to the answer's first byte (the network and the
+// server), and from there until the call returned.
+type BeatTrace struct {
+	Total, Conn, Write, Answer, Rest time.Duration
+	Patch                            bool // a full node-status patch, not the lightweight call
+}
+
+// HeartbeatTraced records one heartbeat's round trip and, when it is
+// slow, its phases.
+func (m *Metrics) HeartbeatTraced(t BeatTrace) {
+	m.mu.Lock()
+	m.beats = append(m.beats, t.Total)
+	if t.Patch {
+		m.patches++
+	}
+	if t.Total > SlowBeat {
+		m.slow = append(m.slow, t)
+	}
+	m.mu.Unlock()
+}
+
+// TakeSlowBeats returns the slow heartbeats' traces recorded since the
+// last call and how many full status patches were among all beats, and
+// forgets them.
+func (m *Metrics) TakeSlowBeats() (slow []BeatTrace, patches int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	slow, patches = m.slow, m.patches
+	m.slow, m.patches = nil, 0
+	return slow, patches
 }
 
 // Delivered records that pod key (ns/name) reached its agent at t; only
@@ -172,4 +212,41 @@ func (b Buckets) Quantile(q float64) time.Duration {
 		}
 	}
 	return 0
+}
+
+// SlowBeatsSummary says where the slow heartbeats' time went: how many,
+// and the p50 and p99 of each phase among them.
+func SlowBeatsSummary(slow []BeatTrace, beats, patches int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d heartbeats over %v (%d of all were full status patches, %d of the slow)", len(slow), beats, SlowBeat, patches, countPatches(slow))
+	if len(slow) == 0 {
+		return b.String()
+	}
+	for _, ph := range []struct {
+		name string
+		get  func(BeatTrace) time.Duration
+	}{
+		{"waiting for the connection", func(t BeatTrace) time.Duration { return t.Conn }},
+		{"writing the request", func(t BeatTrace) time.Duration { return t.Write }},
+		{"written → first byte of the answer", func(t BeatTrace) time.Duration { return t.Answer }},
+		{"first byte → returned", func(t BeatTrace) time.Duration { return t.Rest }},
+	} {
+		ds := make([]time.Duration, len(slow))
+		for i, t := range slow {
+			ds[i] = ph.get(t)
+		}
+		slices.Sort(ds)
+		fmt.Fprintf(&b, "; %s p50 %v p99 %v", ph.name, Percentile(ds, 0.5).Round(time.Millisecond), Percentile(ds, 0.99).Round(time.Millisecond))
+	}
+	return b.String()
+}
+
+func countPatches(ts []BeatTrace) int {
+	n := 0
+	for _, t := range ts {
+		if t.Patch {
+			n++
+		}
+	}
+	return n
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/promtext"
 )
 
 // Config sizes one simulator run.
@@ -82,14 +84,20 @@ type Report struct {
 	// times.
 	SchedP99       time.Duration
 	DeploySchedP99 time.Duration
-	Pods           int
-	DeliveryP50    time.Duration
-	DeliveryP99    time.Duration
-	DeliveryMax    time.Duration
-	PodsBindCPU    float64
-	Replicas       int
-	DeployBound    time.Duration // Deployment created → every replica bound
-	DeployDeliver  time.Duration // → every replica at its agent, by the admin watch's bind times
+	// SimSchedP99 is the same for the simulator's own goroutines over
+	// the steady window: an agent's heartbeat is timed in here, so a
+	// wait here lengthens every heartbeat it times.
+	SimSchedP99 time.Duration
+	// SlowBeats says where the heartbeats over SlowBeat spent their time.
+	SlowBeats     string
+	Pods          int
+	DeliveryP50   time.Duration
+	DeliveryP99   time.Duration
+	DeliveryMax   time.Duration
+	PodsBindCPU   float64
+	Replicas      int
+	DeployBound   time.Duration // Deployment created → every replica bound
+	DeployDeliver time.Duration // → every replica at its agent, by the admin watch's bind times
 	// DeployAtAgents is Deployment created → the last replica reached
 	// its agent, by the agents' own arrival times: every replica was
 	// bound by then, whatever the admin watch (one stream filtering
@@ -287,6 +295,7 @@ func (r *run) nodeMetrics(ctx context.Context) error {
 // steady measures the server while the fleet only heartbeats.
 func (r *run) steady(ctx context.Context) error {
 	r.metrics.TakeHeartbeats()
+	r.metrics.TakeSlowBeats()
 	a, err := r.sample()
 	if err != nil {
 		return err
@@ -295,6 +304,7 @@ func (r *run) steady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	simBefore := ownSchedLatency()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -305,10 +315,14 @@ func (r *run) steady(ctx context.Context) error {
 		return err
 	}
 	beats := r.metrics.TakeHeartbeats()
+	slow, patches := r.metrics.TakeSlowBeats()
+	r.rep.SlowBeats = SlowBeatsSummary(slow, len(beats), patches)
+	simSched := ownSchedLatency().Since(simBefore)
 	hbAfter, schedAfter, err := r.serverHists(ctx)
 	if err != nil {
 		return err
 	}
+	r.rep.SimSchedP99 = simSched.Quantile(0.99)
 	hb := hbAfter.Since(hbBefore)
 	r.rep.ServerBeats, r.rep.ServerBeatP99 = int(hb.Total()), hb.Quantile(0.99)
 	r.rep.SchedP99 = schedAfter.Since(schedBefore).Quantile(0.99)
@@ -317,9 +331,21 @@ func (r *run) steady(ctx context.Context) error {
 	if len(beats) > 0 {
 		r.rep.BeatMax = beats[len(beats)-1]
 	}
-	r.progress("steady %v: server CPU %.1f%% of a core, %v; %d heartbeats p50 %v p99 %v max %v; in the server's handler: %d, p99 ≤ %v; goroutines' wait for a core p99 ≤ %v", r.cfg.Window, r.rep.SteadyCPU, b,
-		len(beats), r.rep.BeatP50, r.rep.BeatP99, r.rep.BeatMax, r.rep.ServerBeats, r.rep.ServerBeatP99, r.rep.SchedP99)
+	r.progress("steady %v: server CPU %.1f%% of a core, %v; %d heartbeats p50 %v p99 %v max %v; in the server's handler: %d, p99 ≤ %v; goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in this simulator", r.cfg.Window, r.rep.SteadyCPU, b,
+		len(beats), r.rep.BeatP50, r.rep.BeatP99, r.rep.BeatMax, r.rep.ServerBeats, r.rep.ServerBeatP99, r.rep.SchedP99, r.rep.SimSchedP99)
+	r.progress("steady: %s", r.rep.SlowBeats)
 	return nil
+}
+
+// ownSchedLatency is this process's scheduling-latency histogram.
+func ownSchedLatency() Buckets {
+	h, _ := promtext.RuntimeHistogram("/sched/latencies:seconds", promtext.SchedLatencyBounds)
+	b := Buckets{Le: append(slices.Clone(h.Bounds), math.Inf(1))}
+	for _, c := range h.Cumulative {
+		b.Count = append(b.Count, float64(c))
+	}
+	b.Count = append(b.Count, float64(h.Count))
+	return b
 }
 
 // serverHists reads two of the server's histograms: heartbeat handling
@@ -711,7 +737,8 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "steady: server CPU %.1f%% of a core, %v\n", r.SteadyCPU, r.Steady)
 		fmt.Fprintf(&b, "steady: RSS per agent %.0f KiB\n", float64(r.Steady.RSSKB)/float64(max(r.Agents, 1)))
 		fmt.Fprintf(&b, "heartbeats: %d, p50 %v, p99 %v, max %v; in the server's handler: %d, p99 ≤ %v\n", r.Beats, r.BeatP50, r.BeatP99, r.BeatMax, r.ServerBeats, r.ServerBeatP99)
-		fmt.Fprintf(&b, "steady: the server's goroutines' wait for a core p99 ≤ %v\n", r.SchedP99)
+		fmt.Fprintf(&b, "steady: %s\n", r.SlowBeats)
+		fmt.Fprintf(&b, "steady: goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in the simulator\n", r.SchedP99, r.SimSchedP99)
 	}
 	if r.Pods > 0 {
 		fmt.Fprintf(&b, "direct binds: %d, bind→agent p50 %v, p99 %v, max %v, server CPU %.1f%%\n", r.Pods, r.DeliveryP50, r.DeliveryP99, r.DeliveryMax, r.PodsBindCPU)
