@@ -37,7 +37,11 @@
 // only its op), commits with one fsync (synchronous=FULL: acknowledged
 // writes survive kill -9 and power loss), publishes the changes to watchers
 // in revision order, then answers. A failed commit fails the whole group
-// and leaves the revision unchanged.
+// and leaves the revision unchanged. CreateBatch and UpdateBatch hand the
+// writer many objects from one goroutine (a controller's pods, a
+// scheduler's bindings) as one transaction per MaxBatch. On SQLite the
+// writer's statements and point reads run under contexts that cannot end:
+// the driver starts a goroutine per statement to watch any other.
 //
 // # Watches
 //
