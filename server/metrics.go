@@ -53,7 +53,7 @@ func newServerMetrics(st *storage.Store, live *apiserver.Liveness) *serverMetric
 		w.Gauge("skiff_store_watchers", "Open watches on the store.", "", float64(s.Watchers))
 		w.Gauge("skiff_nodes_heartbeating", "Nodes that have sent a heartbeat since the server started.", "", float64(len(live.Snapshot())))
 		if h, ok := promtext.RuntimeHistogram("/sched/latencies:seconds", promtext.SchedLatencyBounds); ok {
-			w.Histogram("skiff_go_sched_latency_seconds", "How long goroutines waited for a core once runnable (Go's /sched/latencies), in seconds; a saturated server shows here first. _sum adds up bucket lower edges: a lower bound.", "", h)
+			w.Histogram("skiff_go_sched_latency_seconds", "How long this process's goroutines (the server's, and its local agent's when it runs one) waited for a core once runnable (Go's /sched/latencies), in seconds; a saturated server shows here first. _sum adds up bucket lower edges: a lower bound.", "", h)
 		}
 	})
 	return m
