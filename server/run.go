@@ -256,6 +256,15 @@ func (s *server) setup(ctx context.Context) error {
 	s.hot = newHotPath(s)
 	st.AddChangeHook(s.hot)
 	s.addHotPathMetrics()
+	// The credentials of every node in one list, before any agent
+	// connects: a restarted server otherwise reads and decodes one per
+	// node while the whole fleet reconnects. The hook is in place first,
+	// so a credential changed during the list is not cached.
+	if n, err := s.tokens.Warm(ctx); err != nil {
+		s.log.Warn("node credentials not preloaded; each node's first request reads its own", "err", err)
+	} else if n > 0 {
+		s.log.Info("node credentials preloaded", "nodes", n)
+	}
 	ensureJoin := func(ctx context.Context, path string) error {
 		_, err := s.tokens.EnsureDefaultJoinToken(ctx, path)
 		return err

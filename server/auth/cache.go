@@ -82,27 +82,37 @@ func (c *credCache) generation(node string) uint64 {
 	return c.gens[genBucket(node)]
 }
 
+// generations returns every bucket's generation, for a read of many
+// nodes (Tokens.Warm) that starts now: the value to pass to put for node
+// is the one at genBucket(node).
+func (c *credCache) generations() [genBuckets]uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gens
+}
+
 // put caches hash for node unless forget ran since generation returned
-// gen.
-func (c *credCache) put(node, hash string, now time.Time, gen uint64) {
+// gen, and reports whether it did.
+func (c *credCache) put(node, hash string, now time.Time, gen uint64) bool {
 	if c.size <= 0 {
-		return
+		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if gen != c.gens[genBucket(node)] {
-		return
+		return false
 	}
 	if el, ok := c.items[node]; ok {
 		e := el.Value.(*cacheEntry)
 		e.hash, e.added = hash, now
 		c.order.MoveToFront(el)
-		return
+		return true
 	}
 	c.items[node] = c.order.PushFront(&cacheEntry{node: node, hash: hash, added: now})
 	for c.order.Len() > c.size {
 		c.removeLocked(c.order.Back())
 	}
+	return true
 }
 
 // forget drops node's entry and invalidates every store read in flight.

