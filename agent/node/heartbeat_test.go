@@ -315,6 +315,27 @@ func TestRegistrarTriggerWritesReadyAtOnce(t *testing.T) {
 	}
 }
 
+// runRegistrar runs a registrar with heartbeat hb against a fakeAPI on
+// a fake clock from start, until the test ends; recovered counts its
+// Recovered calls.
+func runRegistrar(t *testing.T, hb time.Duration) (start time.Time, clk *clock.Fake, f *fakeAPI, r *node.Registrar, recovered *atomic.Int32) {
+	t.Helper()
+	start = time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	clk = clock.NewFake(start)
+	f = &fakeAPI{clk: clk}
+	recovered = new(atomic.Int32)
+	r = node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
+		Recovered: func() { recovered.Add(1) }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return start, clk, f, r, recovered
+}
+
 // TestRegistrarAfterFailedHeartbeats: while the agent could not reach
 // the server, the server may have marked its node Ready=Unknown. The
 // first heartbeat that gets through afterwards is the lightweight beat;
@@ -328,20 +349,8 @@ func TestRegistrarTriggerWritesReadyAtOnce(t *testing.T) {
 func TestRegistrarAfterFailedHeartbeats(t *testing.T) {
 	for _, marked := range []bool{true, false} {
 		t.Run(fmt.Sprintf("marked Unknown %v", marked), func(t *testing.T) {
-			start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
-			clk := clock.NewFake(start)
-			f := &fakeAPI{clk: clk}
 			const hb = 10 * time.Second
-			var recovered atomic.Int32
-			r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
-				Recovered: func() { recovered.Add(1) }})
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- r.Run(ctx) }()
-			defer func() {
-				cancel()
-				<-done
-			}()
+			start, clk, f, r, recovered := runRegistrar(t, hb)
 			stepUntil(clk, start.Add(time.Minute), 100*time.Millisecond)
 			if !r.Registered() {
 				t.Fatal("not registered after a minute with the server up")
@@ -385,20 +394,8 @@ func TestRegistrarAfterFailedHeartbeats(t *testing.T) {
 // beats were stuck on a silent link, though none failed) is followed at
 // once by the full conditions.
 func TestRegistrarRewritesConditionsWhenTheServerAsks(t *testing.T) {
-	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
-	clk := clock.NewFake(start)
-	f := &fakeAPI{clk: clk}
 	const hb = 10 * time.Second
-	var recovered atomic.Int32
-	r := node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
-		Recovered: func() { recovered.Add(1) }})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	start, clk, f, _, recovered := runRegistrar(t, hb)
 	stepUntil(clk, start.Add(time.Minute), 100*time.Millisecond)
 	asked := clk.Now()
 	f.mu.Lock()
