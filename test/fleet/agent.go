@@ -280,7 +280,7 @@ func (b *beatTracer) done(patch bool) BeatTrace {
 func (a *Agent) beat(t BeatTrace) {
 	a.lastBeat.Store(time.Now().UnixNano())
 	if a.cfg.Metrics != nil {
-		a.cfg.Metrics.HeartbeatTraced(t)
+		a.cfg.Metrics.Heartbeat(t)
 	}
 }
 

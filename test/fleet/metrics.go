@@ -23,13 +23,6 @@ type Metrics struct {
 // NewMetrics returns empty Metrics.
 func NewMetrics() *Metrics { return &Metrics{delivered: map[string]time.Time{}} }
 
-// Heartbeat records one heartbeat's round trip.
-func (m *Metrics) Heartbeat(d time.Duration) {
-	m.mu.Lock()
-	m.beats = append(m.beats, d)
-	m.mu.Unlock()
-}
-
 // SlowBeat is the round trip above which a heartbeat's phases are kept.
 const SlowBeat = 100 * time.Millisecond
 
@@ -42,9 +35,9 @@ type BeatTrace struct {
 	Patch                            bool // a full node-status patch, not the lightweight call
 }
 
-// HeartbeatTraced records one heartbeat's round trip and, when it is
-// slow, its phases.
-func (m *Metrics) HeartbeatTraced(t BeatTrace) {
+// Heartbeat records one heartbeat's round trip and, when it is slow, its
+// phases.
+func (m *Metrics) Heartbeat(t BeatTrace) {
 	m.mu.Lock()
 	m.beats = append(m.beats, t.Total)
 	if t.Patch {

@@ -79,9 +79,8 @@ type Report struct {
 	ServerBeatP99 time.Duration
 	// SchedP99 is the p99 of the server's goroutines' wait for a core
 	// once runnable (Go's /sched/latencies) over the steady window, and
-	// DeploySchedP99 over the Deployment's placement: every step of a
-	// request, a watch event or a write waits this long, up to, several
-	// times.
+	// DeploySchedP99 over the Deployment's placement. A request, a watch
+	// event or a write passes several such waits.
 	SchedP99       time.Duration
 	DeploySchedP99 time.Duration
 	// SimSchedP99 is the same for the simulator's own goroutines over
@@ -325,7 +324,8 @@ func (r *run) steady(ctx context.Context) error {
 	r.rep.SimSchedP99 = simSched.Quantile(0.99)
 	hb := hbAfter.Since(hbBefore)
 	r.rep.ServerBeats, r.rep.ServerBeatP99 = int(hb.Total()), hb.Quantile(0.99)
-	r.rep.SchedP99 = schedAfter.Since(schedBefore).Quantile(0.99)
+	serverSched := schedAfter.Since(schedBefore)
+	r.rep.SchedP99 = serverSched.Quantile(0.99)
 	r.rep.Steady, r.rep.SteadyCPU = b, CPUPercent(a.ProcStats, b.ProcStats)
 	r.rep.Beats, r.rep.BeatP50, r.rep.BeatP99 = len(beats), Percentile(beats, 0.5), Percentile(beats, 0.99)
 	if len(beats) > 0 {
@@ -334,7 +334,6 @@ func (r *run) steady(ctx context.Context) error {
 	r.progress("steady %v: server CPU %.1f%% of a core, %v; %d heartbeats p50 %v p99 %v max %v; in the server's handler: %d, p99 ≤ %v; goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in this simulator", r.cfg.Window, r.rep.SteadyCPU, b,
 		len(beats), r.rep.BeatP50, r.rep.BeatP99, r.rep.BeatMax, r.rep.ServerBeats, r.rep.ServerBeatP99, r.rep.SchedP99, r.rep.SimSchedP99)
 	r.progress("steady: %s", r.rep.SlowBeats)
-	serverSched := schedAfter.Since(schedBefore)
 	r.progress("steady: goroutines' wait for a core p99.9 ≤ %v, p99.99 ≤ %v in the server (%.0f waits); p99.9 ≤ %v, p99.99 ≤ %v in this simulator (%.0f)",
 		serverSched.Quantile(0.999), serverSched.Quantile(0.9999), serverSched.Total(), simSched.Quantile(0.999), simSched.Quantile(0.9999), simSched.Total())
 	return nil
