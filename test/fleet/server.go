@@ -73,6 +73,7 @@ type Server struct {
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	waitErr error
+	started time.Time // when cmd was started
 }
 
 // StartServer starts bin as a server on dataDir, listening on addr
@@ -108,6 +109,7 @@ func (s *Server) start(timeout time.Duration) error {
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.Bin, err)
 	}
+	s.started = time.Now()
 	go func() {
 		s.waitErr = s.cmd.Wait()
 		close(s.exited)
@@ -123,6 +125,9 @@ func (s *Server) Restart(timeout time.Duration) error {
 	}
 	return s.start(timeout)
 }
+
+// Started is when the running server process was started.
+func (s *Server) Started() time.Time { return s.started }
 
 // Pid is the server process's id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
