@@ -3,9 +3,12 @@ package server
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skiffhq/skiff/internal/backoff"
@@ -30,11 +33,28 @@ import (
 // them. A handshake that fails or outlasts timeout closes its connection,
 // as net/http's own would. Close stops the accept loop, closes the inner
 // listener and closes the connections handshaken but not yet accepted.
+//
+// The server's part of a handshake, from the client's hello read to its
+// own flight written (key exchange, signature), runs in at most
+// cpuSlots handshakes at once; the others wait for a slot without using
+// a core. Why: when a restarted server meets its whole fleet at once,
+// every handshake running at once shares the cores, so each takes as
+// long as all of them, and past the clients' handshake timeout (10 s) all
+// that work is thrown away and tried again. With 10,000 agents the first
+// 3,000 took 27 s to come back that way. In slots, handshakes finish at
+// the rate the cores allow, oldest first; one that waited out its
+// deadline is closed without the work. The wait for the client's answer
+// (a round trip, long on a slow link) holds no slot.
 type handshakeListener struct {
 	inner   net.Listener
-	cfg     *tls.Config
+	cfg     *tls.Config // cfg with the slot wait added
 	timeout time.Duration
 	log     *slog.Logger
+	slots   chan struct{}
+
+	// Handshakes done, failed, and failed for want of a slot before
+	// their deadline (among the failed); waiting for a slot now.
+	ok, failed, expired, waiting atomic.Int64
 
 	conns chan net.Conn
 	done  chan struct{}
@@ -48,14 +68,95 @@ type handshakeListener struct {
 func newHandshakeListener(inner net.Listener, cfg *tls.Config, timeout time.Duration, log *slog.Logger) *handshakeListener {
 	l := &handshakeListener{
 		inner:   inner,
-		cfg:     cfg,
 		timeout: timeout,
 		log:     log,
+		slots:   make(chan struct{}, cpuSlots()),
 		conns:   make(chan net.Conn),
 		done:    make(chan struct{}),
 	}
+	l.cfg = cfg.Clone()
+	next := cfg.GetConfigForClient
+	l.cfg.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		if sc, ok := hello.Conn.(*slotConn); ok {
+			if err := sc.acquire(); err != nil {
+				return nil, err
+			}
+		}
+		if next != nil {
+			return next(hello)
+		}
+		return nil, nil
+	}
 	go l.acceptLoop()
 	return l
+}
+
+// cpuSlots is how many handshakes compute at once: one a core, and two
+// at least.
+func cpuSlots() int { return max(2, runtime.GOMAXPROCS(0)) }
+
+// HandshakeStats is what the listener counts since it started:
+// handshakes done and failed (a timeout, a bad peer, a deadline passed
+// waiting for a slot), of the failed those that never got a slot, and
+// those waiting for a slot now.
+type HandshakeStats struct{ OK, Failed, Expired, Waiting int64 }
+
+// Stats returns the listener's counts.
+func (l *handshakeListener) Stats() HandshakeStats {
+	return HandshakeStats{OK: l.ok.Load(), Failed: l.failed.Load(), Expired: l.expired.Load(), Waiting: l.waiting.Load()}
+}
+
+// slotConn is a connection in its handshake. It holds one of the
+// listener's slots from when the client's hello has been read
+// (GetConfigForClient) until the server's flight is written (its first
+// Write), or the handshake ends.
+type slotConn struct {
+	net.Conn
+	l        *handshakeListener
+	deadline time.Time
+	held     atomic.Bool
+}
+
+// errSlotDeadline ends a handshake whose deadline passed while it waited
+// for a slot.
+var errSlotDeadline = errors.New("handshake deadline passed waiting for a slot")
+
+// acquire waits for a slot until the connection's deadline.
+func (c *slotConn) acquire() error {
+	select {
+	case c.l.slots <- struct{}{}:
+		c.held.Store(true)
+		return nil
+	default:
+	}
+	c.l.waiting.Add(1)
+	defer c.l.waiting.Add(-1)
+	t := time.NewTimer(time.Until(c.deadline))
+	defer t.Stop()
+	select {
+	case c.l.slots <- struct{}{}:
+		c.held.Store(true)
+		return nil
+	case <-t.C:
+		return errSlotDeadline
+	case <-c.l.done:
+		return fmt.Errorf("listener closed: %w", net.ErrClosed)
+	}
+}
+
+// release gives the slot back, once.
+func (c *slotConn) release() {
+	if c.held.CompareAndSwap(true, false) {
+		<-c.l.slots
+	}
+}
+
+// Write writes, then releases the slot: the server's flight is out, and
+// what is left is waiting for the client.
+func (c *slotConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.release()
+	return n, err
 }
 
 // acceptLoop accepts raw connections and starts a handshake for each. A
@@ -95,16 +196,24 @@ func isTemporary(err error) bool {
 // connection: it bounds a silent peer and one that stops reading alike)
 // and hands the connection to Accept, or closes it.
 func (l *handshakeListener) handshake(c net.Conn) {
-	tc := tls.Server(c, l.cfg)
-	if err := c.SetDeadline(time.Now().Add(l.timeout)); err != nil {
+	sc := &slotConn{Conn: c, l: l, deadline: time.Now().Add(l.timeout)}
+	tc := tls.Server(sc, l.cfg)
+	if err := c.SetDeadline(sc.deadline); err != nil {
 		c.Close()
 		return
 	}
-	if err := tc.Handshake(); err != nil {
+	err := tc.Handshake()
+	sc.release()
+	if err != nil {
+		l.failed.Add(1)
+		if errors.Is(err, errSlotDeadline) {
+			l.expired.Add(1)
+		}
 		l.log.Debug("TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
 		tc.Close()
 		return
 	}
+	l.ok.Add(1)
 	if err := c.SetDeadline(time.Time{}); err != nil {
 		tc.Close()
 		return

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -237,4 +238,173 @@ func connStackPerConn(b *testing.B, pre bool, n int) float64 {
 	}
 	runtime.ReadMemStats(&ms)
 	return float64(ms.StackInuse-before) / float64(n)
+}
+
+// gatedConfig is fx's server configuration whose GetConfigForClient, the
+// first step of the server's part of a handshake (after the listener's
+// slot is taken), counts its callers and waits for gate to close.
+func gatedConfig(fx handshakeFixture, gate <-chan struct{}, inside, calls *atomic.Int64) *tls.Config {
+	cfg := fx.server.Clone()
+	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		calls.Add(1)
+		inside.Add(1)
+		defer inside.Add(-1)
+		<-gate
+		return nil, nil
+	}
+	return cfg
+}
+
+// waitUntil polls cond every 5 ms for up to 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("still not %s after 10 s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// dialTLS handshakes with addr and reports the outcome on the channel.
+func dialTLS(fx handshakeFixture, addr string, out chan<- error) {
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, fx.client.Clone())
+	if err == nil {
+		c.Close()
+	}
+	out <- err
+}
+
+// At most a slot's worth of handshakes compute at once; the rest wait,
+// counted, and all finish once the slots free.
+func TestHandshakeSlotsBoundTheServersPart(t *testing.T) {
+	fx := newHandshakeFixture(t)
+	gate := make(chan struct{})
+	var inside, calls atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := newHandshakeListener(ln, gatedConfig(fx, gate, &inside, &calls), 10*time.Second, slog.New(slog.DiscardHandler))
+	defer hl.Close()
+	go func() {
+		for {
+			c, err := hl.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	slots := cap(hl.slots)
+	const extra = 3
+	done := make(chan error, slots+extra)
+	for range slots + extra {
+		go dialTLS(fx, hl.Addr().String(), done)
+	}
+	waitUntil(t, "every slot taken and the rest waiting", func() bool {
+		return inside.Load() == int64(slots) && hl.Stats().Waiting == extra
+	})
+	if got := calls.Load(); got != int64(slots) {
+		t.Fatalf("%d handshakes reached the server's part with %d slots", got, slots)
+	}
+	close(gate)
+	for range slots + extra {
+		if err := <-done; err != nil {
+			t.Errorf("handshake after the slots freed: %v", err)
+		}
+	}
+	// The server counts a handshake once its side of it returns, which
+	// may be just after the client's.
+	waitUntil(t, "every handshake counted", func() bool { return hl.Stats().OK == int64(slots+extra) })
+	if st := hl.Stats(); st.Failed != 0 || st.Waiting != 0 {
+		t.Errorf("stats = %+v; want none failed or waiting", st)
+	}
+}
+
+// A handshake whose deadline passes while it waits for a slot fails
+// without the server doing its part of it.
+func TestHandshakeSlotWaitEndsAtTheDeadline(t *testing.T) {
+	fx := newHandshakeFixture(t)
+	gate := make(chan struct{})
+	defer close(gate)
+	var inside, calls atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := newHandshakeListener(ln, gatedConfig(fx, gate, &inside, &calls), 300*time.Millisecond, slog.New(slog.DiscardHandler))
+	defer hl.Close()
+	slots := cap(hl.slots)
+	held := make(chan error, slots)
+	for range slots {
+		go dialTLS(fx, hl.Addr().String(), held)
+	}
+	waitUntil(t, "every slot taken", func() bool { return inside.Load() == int64(slots) })
+	late := make(chan error, 1)
+	go dialTLS(fx, hl.Addr().String(), late)
+	if err := <-late; err == nil {
+		t.Fatal("a handshake that waited out its deadline for a slot succeeded")
+	}
+	waitUntil(t, "the late handshake counted as failed for want of a slot", func() bool { st := hl.Stats(); return st.Failed == 1 && st.Expired == 1 })
+	if got := calls.Load(); got != int64(slots) {
+		t.Errorf("%d handshakes reached the server's part; want %d (the late one must not)", got, slots)
+	}
+}
+
+// stallConn passes its first write (the client's hello) and blocks every
+// later one (its Finished) until the connection closes, after telling
+// answered that the server's flight arrived.
+type stallConn struct {
+	net.Conn
+	writes   int
+	answered chan<- struct{}
+	closed   chan struct{}
+}
+
+func (c *stallConn) Write(b []byte) (int, error) {
+	c.writes++
+	if c.writes == 1 {
+		return c.Conn.Write(b)
+	}
+	if c.writes == 2 {
+		c.answered <- struct{}{}
+	}
+	<-c.closed
+	return 0, net.ErrClosed
+}
+
+// A client slow to answer the server's flight (a long round trip) holds
+// no slot: with every slot's worth of such clients in their handshake,
+// another client is served at once.
+func TestHandshakeSlotFreedWhileTheClientAnswers(t *testing.T) {
+	fx := newHandshakeFixture(t)
+	hl, addr := serveHandshaken(t, fx, 30*time.Second, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	slots := cap(hl.slots)
+	answered := make(chan struct{}, slots+1)
+	closed := make(chan struct{})
+	defer close(closed)
+	for range slots + 1 {
+		raw, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		tc := tls.Client(&stallConn{Conn: raw, answered: answered, closed: closed}, fx.client.Clone())
+		go tc.Handshake() //nolint:errcheck // stalls until the test ends
+	}
+	for range slots + 1 {
+		select {
+		case <-answered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a stalled client never got the server's flight")
+		}
+	}
+	c := h2Client(fx)
+	c.Timeout = 5 * time.Second
+	resp, err := c.Get("https://" + addr + "/")
+	if err != nil {
+		t.Fatalf("a client behind %d clients slow to answer (slots %d): %v", slots+1, slots, err)
+	}
+	resp.Body.Close()
 }

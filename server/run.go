@@ -345,6 +345,14 @@ func (s *server) serve(ctx context.Context) error {
 	served := make(chan error, 1)
 	limited := limitConnsPerClient(ln, cfg.MaxConnsPerClient, !cfg.limitLoopbackConns)
 	tlsLn := newHandshakeListener(limited, tlsConfig, readHeaderTimeout, s.log.With("component", "tls"))
+	s.metrics.addWriter(func(w *promtext.Writer) {
+		st := tlsLn.Stats()
+		w.Declare("skiff_tls_handshakes_total", promtext.Counter, "TLS handshakes on the API port by result: ok, or failed (a bad or silent peer, or the handshake's deadline passed while it waited for a slot).")
+		w.Sample("skiff_tls_handshakes_total", `result="ok"`, float64(st.OK))
+		w.Sample("skiff_tls_handshakes_total", `result="failed"`, float64(st.Failed))
+		w.Counter("skiff_tls_handshakes_expired_total", "TLS handshakes that failed because their deadline passed before a slot freed (counted among the failed too).", "", float64(st.Expired))
+		w.Gauge("skiff_tls_handshakes_waiting", "TLS handshakes waiting for one of the slots (one a core) in which the server computes its part.", "", float64(st.Waiting))
+	})
 	go func() { served <- hs.Serve(tlsLn) }()
 
 	// Background loops run under a supervisor until shutdown, and end

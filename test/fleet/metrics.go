@@ -164,6 +164,35 @@ func ParseBuckets(text []byte, family string, match ...string) Buckets {
 	return b
 }
 
+// ParseSample sums the values of family's series whose labels contain
+// every one of match, in the Prometheus text exposition text (a counter
+// or gauge; 0 when none matches).
+func ParseSample(text []byte, family string, match ...string) float64 {
+	var sum float64
+	for line := range strings.Lines(string(text)) {
+		rest, ok := strings.CutPrefix(line, family)
+		if !ok {
+			continue
+		}
+		var labels, value string
+		switch {
+		case strings.HasPrefix(rest, "{"):
+			labels, value, ok = strings.Cut(rest[1:], "} ")
+		case strings.HasPrefix(rest, " "):
+			value, ok = rest[1:], true
+		default:
+			ok = false // another family with this one's name as prefix
+		}
+		if !ok || !hasAll(labels, match) {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
 func hasAll(s string, subs []string) bool {
 	for _, sub := range subs {
 		if !strings.Contains(s, sub) {

@@ -36,3 +36,30 @@ skiff_http_request_duration_seconds_sum{resource="heartbeat",verb="create"} 3
 		}
 	}
 }
+
+func TestParseSample(t *testing.T) {
+	text := []byte(`# TYPE skiff_tls_handshakes_total counter
+skiff_tls_handshakes_total{result="ok"} 10005
+skiff_tls_handshakes_total{result="failed"} 8410
+skiff_tls_handshakes_totally_other 7
+skiff_tls_handshakes_waiting 3
+skiff_http_requests_total{resource="heartbeat",verb="create",code="429"} 59
+skiff_http_requests_total{resource="stats",verb="create",code="429"} 41
+skiff_http_requests_total{resource="stats",verb="create",code="200"} 1000
+`)
+	for _, tc := range []struct {
+		family string
+		match  []string
+		want   float64
+	}{
+		{"skiff_tls_handshakes_total", []string{`result="ok"`}, 10005},
+		{"skiff_tls_handshakes_total", nil, 18415},
+		{"skiff_tls_handshakes_waiting", nil, 3},
+		{"skiff_http_requests_total", []string{`code="429"`}, 100},
+		{"skiff_http_requests_total", []string{`code="500"`}, 0},
+	} {
+		if got := ParseSample(text, tc.family, tc.match...); got != tc.want {
+			t.Errorf("ParseSample(%s, %v) = %v; want %v", tc.family, tc.match, got, tc.want)
+		}
+	}
+}

@@ -115,8 +115,13 @@ type Report struct {
 	RestartReady   time.Duration // the new process started → its /readyz answered the simulator
 	RestartBeats   time.Duration // the new process started → every agent heartbeated again
 	RestartStreams time.Duration // the new process started → a pod bound to every agent after it reached it
-	RestartCPU     float64
-	AfterRestart   Sample
+	// The new process's TLS handshakes (done, failed, failed waiting for
+	// a slot) and its requests answered 429, until every agent
+	// heartbeated.
+	RestartHandshakes [3]int
+	Restart429s       int
+	RestartCPU        float64
+	AfterRestart      Sample
 }
 
 // Sample is the server process (and the machine) at one moment.
@@ -351,17 +356,26 @@ func ownSchedLatency() Buckets {
 	return b
 }
 
-// serverHists reads two of the server's histograms: heartbeat handling
-// times and its goroutines' scheduling latency.
-func (r *run) serverHists(ctx context.Context) (beats, sched Buckets, err error) {
+// serverMetrics reads the server's /metrics.
+func (r *run) serverMetrics(ctx context.Context) ([]byte, error) {
 	resp, err := r.admin.Do(ctx, http.MethodGet, "/metrics", nil)
 	if err != nil {
-		return beats, sched, fmt.Errorf("read the server's metrics: %w", err)
+		return nil, fmt.Errorf("read the server's metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	text, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return beats, sched, fmt.Errorf("read the server's metrics: %w", err)
+		return nil, fmt.Errorf("read the server's metrics: %w", err)
+	}
+	return text, nil
+}
+
+// serverHists reads two of the server's histograms: heartbeat handling
+// times and its goroutines' scheduling latency.
+func (r *run) serverHists(ctx context.Context) (beats, sched Buckets, err error) {
+	text, err := r.serverMetrics(ctx)
+	if err != nil {
+		return beats, sched, err
 	}
 	return ParseBuckets(text, "skiff_http_request_duration_seconds", `resource="heartbeat"`),
 		ParseBuckets(text, "skiff_go_sched_latency_seconds"), nil
@@ -693,6 +707,31 @@ func (r *run) deliveredCount(t *podTracker) int {
 // return: every agent heartbeating, then a new pod bound to every agent
 // delivered.
 func (r *run) restart(ctx context.Context) error {
+	// The return's shape, every 2 s from the new process's start: a herd
+	// shows as a flat start and a late step, a server that keeps up as a
+	// steady climb.
+	before := r.srv.Started()
+	tctx, stopTimeline := context.WithCancel(ctx)
+	defer stopTimeline()
+	timeline := make(chan struct{})
+	go func() {
+		defer close(timeline)
+		tick := time.NewTicker(2 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tctx.Done():
+				return
+			case now := <-tick.C:
+				st := r.srv.Started()
+				if st.Equal(before) {
+					continue // not started again yet
+				}
+				n := r.fleet.Count(func(a *Agent) bool { return a.LastBeat().After(st) })
+				r.progress("restart at %v: %d of %d agents heartbeating", now.Sub(st).Round(100*time.Millisecond), n, r.cfg.Agents)
+			}
+		}
+	}()
 	t0 := time.Now()
 	if err := r.srv.Restart(time.Minute); err != nil {
 		return err
@@ -708,25 +747,7 @@ func (r *run) restart(ctx context.Context) error {
 		return err
 	}
 	beating := func(a *Agent) bool { return a.LastBeat().After(started) }
-	// The return's shape, every 2 s: a herd shows as a flat start and a
-	// late step, a server that keeps up as a steady climb.
-	r.progress("restart: stopped in %v, ready %v after the new process started; %d of %d agents heartbeating",
-		r.rep.RestartDown.Round(100*time.Millisecond), r.rep.RestartReady.Round(100*time.Millisecond), r.fleet.Count(beating), r.cfg.Agents)
-	tctx, stopTimeline := context.WithCancel(ctx)
-	timeline := make(chan struct{})
-	go func() {
-		defer close(timeline)
-		tick := time.NewTicker(2 * time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tctx.Done():
-				return
-			case now := <-tick.C:
-				r.progress("restart at %v: %d of %d agents heartbeating", now.Sub(started).Round(100*time.Millisecond), r.fleet.Count(beating), r.cfg.Agents)
-			}
-		}
-	}()
+	r.progress("restart: stopped in %v, ready %v after the new process started", r.rep.RestartDown.Round(100*time.Millisecond), r.rep.RestartReady.Round(100*time.Millisecond))
 	err = r.fleet.WaitFor(ctx, "heartbeating after the restart", beating, r.cfg.Timeout)
 	stopTimeline()
 	<-timeline
@@ -734,6 +755,14 @@ func (r *run) restart(ctx context.Context) error {
 		return fmt.Errorf("%w\n%s", err, r.srv.LogTail())
 	}
 	r.rep.RestartBeats = time.Since(started)
+	// What the return cost the new process: its counters start at zero.
+	if text, err := r.serverMetrics(ctx); err == nil {
+		r.rep.RestartHandshakes = [3]int{int(ParseSample(text, "skiff_tls_handshakes_total", `result="ok"`)), int(ParseSample(text, "skiff_tls_handshakes_total", `result="failed"`)),
+			int(ParseSample(text, "skiff_tls_handshakes_expired_total"))}
+		r.rep.Restart429s = int(ParseSample(text, "skiff_http_requests_total", `code="429"`))
+		r.progress("restart: every agent heartbeating %v after the new process started; TLS handshakes %d ok, %d failed (%d of them waited out their deadline for a slot); %d requests answered 429",
+			r.rep.RestartBeats.Round(100*time.Millisecond), r.rep.RestartHandshakes[0], r.rep.RestartHandshakes[1], r.rep.RestartHandshakes[2], r.rep.Restart429s)
+	}
 	if _, err := r.bindAll(ctx, "after", r.cfg.Agents, max(r.cfg.BindRate, 1000)); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -73,7 +74,7 @@ type Server struct {
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	waitErr error
-	started time.Time // when cmd was started
+	started atomic.Int64 // unix nanos: when cmd was started
 }
 
 // StartServer starts bin as a server on dataDir, listening on addr
@@ -109,7 +110,7 @@ func (s *Server) start(timeout time.Duration) error {
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.Bin, err)
 	}
-	s.started = time.Now()
+	s.started.Store(time.Now().UnixNano())
 	go func() {
 		s.waitErr = s.cmd.Wait()
 		close(s.exited)
@@ -127,7 +128,8 @@ func (s *Server) Restart(timeout time.Duration) error {
 }
 
 // Started is when the running server process was started.
-func (s *Server) Started() time.Time { return s.started }
+// It may be called while the server restarts.
+func (s *Server) Started() time.Time { return time.Unix(0, s.started.Load()) }
 
 // Pid is the server process's id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
