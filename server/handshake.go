@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/internal/backoff"
+	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/server/tlsutil"
 )
 
 // handshakeListener is a TLS listener that completes each connection's
@@ -52,9 +55,10 @@ type handshakeListener struct {
 	log     *slog.Logger
 	slots   chan struct{}
 
-	// Handshakes done, failed, and failed for want of a slot before
-	// their deadline (among the failed); waiting for a slot now.
-	ok, failed, expired, waiting atomic.Int64
+	// Handshakes done, of those resumed sessions, failed, and failed for
+	// want of a slot before their deadline (among the failed); waiting
+	// for a slot now.
+	ok, resumed, failed, expired, waiting atomic.Int64
 
 	conns chan net.Conn
 	done  chan struct{}
@@ -96,14 +100,14 @@ func newHandshakeListener(inner net.Listener, cfg *tls.Config, timeout time.Dura
 func cpuSlots() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 // HandshakeStats is what the listener counts since it started:
-// handshakes done and failed (a timeout, a bad peer, a deadline passed
-// waiting for a slot), of the failed those that never got a slot, and
-// those waiting for a slot now.
-type HandshakeStats struct{ OK, Failed, Expired, Waiting int64 }
+// handshakes done (and of those, resumed sessions) and failed (a timeout,
+// a bad peer, a deadline passed waiting for a slot), of the failed those
+// that never got a slot, and those waiting for a slot now.
+type HandshakeStats struct{ OK, Resumed, Failed, Expired, Waiting int64 }
 
 // Stats returns the listener's counts.
 func (l *handshakeListener) Stats() HandshakeStats {
-	return HandshakeStats{OK: l.ok.Load(), Failed: l.failed.Load(), Expired: l.expired.Load(), Waiting: l.waiting.Load()}
+	return HandshakeStats{OK: l.ok.Load(), Resumed: l.resumed.Load(), Failed: l.failed.Load(), Expired: l.expired.Load(), Waiting: l.waiting.Load()}
 }
 
 // slotConn is a connection in its handshake. It holds one of the
@@ -214,6 +218,9 @@ func (l *handshakeListener) handshake(c net.Conn) {
 		return
 	}
 	l.ok.Add(1)
+	if tc.ConnectionState().DidResume {
+		l.resumed.Add(1)
+	}
 	if err := c.SetDeadline(time.Time{}); err != nil {
 		tc.Close()
 		return
@@ -251,3 +258,34 @@ func (l *handshakeListener) Close() error {
 
 // Addr is the inner listener's address.
 func (l *handshakeListener) Addr() net.Addr { return l.inner.Addr() }
+
+// SetSessionTicketKeys replaces the keys that seal and open session
+// tickets (tls.Config.SetSessionTicketKeys; safe during handshakes).
+func (l *handshakeListener) SetSessionTicketKeys(keys [][32]byte) {
+	l.cfg.SetSessionTicketKeys(keys)
+}
+
+// ticketKeyCheck is how often the session ticket keys are derived again:
+// a new period's key is in use within this of the period's start.
+const ticketKeyCheck = time.Hour
+
+// rotateTicketKeys sets l's session ticket keys for the clock's time every
+// ticketKeyCheck until ctx ends (tlsutil.SessionTicketKeys; the keys of
+// the start are set before the server listens).
+func rotateTicketKeys(ctx context.Context, l *handshakeListener, ca *tlsutil.CA, clk clock.Clock, log *slog.Logger) {
+	t := clk.NewTicker(ticketKeyCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		keys, err := tlsutil.SessionTicketKeys(ca, clk.Now())
+		if err != nil {
+			log.Warn("session ticket keys not rotated; the previous ones stay", "err", err)
+			continue
+		}
+		l.SetSessionTicketKeys(keys)
+	}
+}

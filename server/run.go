@@ -331,6 +331,15 @@ func (s *server) serve(ctx context.Context) error {
 		// handshaken connections handshakeListener hands it.
 		NextProtos: []string{"h2", "http/1.1"},
 	}
+	// Session tickets sealed with keys derived from the CA: a fleet
+	// reconnecting to this server after a restart (or to another server
+	// of the cluster) resumes its sessions.
+	ticketKeys, err := tlsutil.SessionTicketKeys(s.ca, s.clk.Now())
+	if err != nil {
+		ln.Close()
+		return errors.Join(err, s.closeStore())
+	}
+	tlsConfig.SetSessionTicketKeys(ticketKeys)
 	hs := &http.Server{
 		Handler: s.routes(),
 		// Serve may adjust its TLSConfig; the listener's handshakes
@@ -350,6 +359,7 @@ func (s *server) serve(ctx context.Context) error {
 		w.Declare("skiff_tls_handshakes_total", promtext.Counter, "TLS handshakes on the API port by result: ok, or failed (a bad or silent peer, or the handshake's deadline passed while it waited for a slot).")
 		w.Sample("skiff_tls_handshakes_total", `result="ok"`, float64(st.OK))
 		w.Sample("skiff_tls_handshakes_total", `result="failed"`, float64(st.Failed))
+		w.Counter("skiff_tls_handshakes_resumed_total", "TLS handshakes that resumed a session (counted among the ok too).", "", float64(st.Resumed))
 		w.Counter("skiff_tls_handshakes_expired_total", "TLS handshakes that failed because their deadline passed before a slot freed (counted among the failed too).", "", float64(st.Expired))
 		w.Gauge("skiff_tls_handshakes_waiting", "TLS handshakes waiting for one of the slots (one a core) in which the server computes its part.", "", float64(st.Waiting))
 	})
@@ -361,6 +371,10 @@ func (s *server) serve(ctx context.Context) error {
 	s.loops = loops
 	loops.Go("usage", s.usage.Run)
 	loops.Go("node index", s.hot.runNodeIndex)
+	loops.Go("session ticket keys", func(ctx context.Context) error {
+		rotateTicketKeys(ctx, tlsLn, s.ca, s.clk, s.log.With("component", "tls"))
+		return ctx.Err()
+	})
 	if cfg.DisableControllers {
 		s.log.Info("controllers disabled")
 	}

@@ -115,10 +115,10 @@ type Report struct {
 	RestartReady   time.Duration // the new process started → its /readyz answered the simulator
 	RestartBeats   time.Duration // the new process started → every agent heartbeated again
 	RestartStreams time.Duration // the new process started → a pod bound to every agent after it reached it
-	// The new process's TLS handshakes (done, failed, failed waiting for
-	// a slot) and its requests answered 429, until every agent
-	// heartbeated.
-	RestartHandshakes [3]int
+	// The new process's TLS handshakes (done, resumed, failed, failed
+	// waiting for a slot) and its requests answered 429, until every
+	// agent heartbeated.
+	RestartHandshakes [4]int
 	Restart429s       int
 	RestartCPU        float64
 	AfterRestart      Sample
@@ -757,11 +757,11 @@ func (r *run) restart(ctx context.Context) error {
 	r.rep.RestartBeats = time.Since(started)
 	// What the return cost the new process: its counters start at zero.
 	if text, err := r.serverMetrics(ctx); err == nil {
-		r.rep.RestartHandshakes = [3]int{int(ParseSample(text, "skiff_tls_handshakes_total", `result="ok"`)), int(ParseSample(text, "skiff_tls_handshakes_total", `result="failed"`)),
-			int(ParseSample(text, "skiff_tls_handshakes_expired_total"))}
+		r.rep.RestartHandshakes = [4]int{int(ParseSample(text, "skiff_tls_handshakes_total", `result="ok"`)), int(ParseSample(text, "skiff_tls_handshakes_resumed_total")),
+			int(ParseSample(text, "skiff_tls_handshakes_total", `result="failed"`)), int(ParseSample(text, "skiff_tls_handshakes_expired_total"))}
 		r.rep.Restart429s = int(ParseSample(text, "skiff_http_requests_total", `code="429"`))
-		r.progress("restart: every agent heartbeating %v after the new process started; TLS handshakes %d ok, %d failed (%d of them waited out their deadline for a slot); %d requests answered 429",
-			r.rep.RestartBeats.Round(100*time.Millisecond), r.rep.RestartHandshakes[0], r.rep.RestartHandshakes[1], r.rep.RestartHandshakes[2], r.rep.Restart429s)
+		r.progress("restart: every agent heartbeating %v after the new process started; TLS handshakes %d ok (%d resumed), %d failed (%d of them waited out their deadline for a slot); %d requests answered 429",
+			r.rep.RestartBeats.Round(100*time.Millisecond), r.rep.RestartHandshakes[0], r.rep.RestartHandshakes[1], r.rep.RestartHandshakes[2], r.rep.RestartHandshakes[3], r.rep.Restart429s)
 	}
 	if _, err := r.bindAll(ctx, "after", r.cfg.Agents, max(r.cfg.BindRate, 1000)); err != nil {
 		return err
