@@ -354,12 +354,22 @@ func TestHandshakeSlotWaitEndsAtTheDeadline(t *testing.T) {
 
 // stallConn passes its first write (the client's hello) and blocks every
 // later one (its Finished) until the connection closes, after telling
-// answered that the server's flight arrived.
+// answered that the server's flight arrived. With deaf set it never
+// reads either.
 type stallConn struct {
 	net.Conn
+	deaf     bool
 	writes   int
 	answered chan<- struct{}
 	closed   chan struct{}
+}
+
+func (c *stallConn) Read(b []byte) (int, error) {
+	if c.deaf {
+		<-c.closed
+		return 0, net.ErrClosed
+	}
+	return c.Conn.Read(b)
 }
 
 func (c *stallConn) Write(b []byte) (int, error) {
@@ -374,9 +384,9 @@ func (c *stallConn) Write(b []byte) (int, error) {
 	return 0, net.ErrClosed
 }
 
-// A client slow to answer the server's flight (a long round trip) holds
-// no slot: with every slot's worth of such clients in their handshake,
-// another client is served at once.
+// A client slow to answer the server's flight (a long round trip), or
+// one that never reads it, holds no slot: with a slot's worth of each in
+// their handshake, another client is served at once.
 func TestHandshakeSlotFreedWhileTheClientAnswers(t *testing.T) {
 	fx := newHandshakeFixture(t)
 	hl, addr := serveHandshaken(t, fx, 30*time.Second, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
@@ -384,13 +394,13 @@ func TestHandshakeSlotFreedWhileTheClientAnswers(t *testing.T) {
 	answered := make(chan struct{}, slots+1)
 	closed := make(chan struct{})
 	defer close(closed)
-	for range slots + 1 {
+	for i := range 2 * (slots + 1) {
 		raw, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer raw.Close()
-		tc := tls.Client(&stallConn{Conn: raw, answered: answered, closed: closed}, fx.client.Clone())
+		tc := tls.Client(&stallConn{Conn: raw, deaf: i%2 == 1, answered: answered, closed: closed}, fx.client.Clone())
 		go tc.Handshake() //nolint:errcheck // stalls until the test ends
 	}
 	for range slots + 1 {
@@ -400,11 +410,12 @@ func TestHandshakeSlotFreedWhileTheClientAnswers(t *testing.T) {
 			t.Fatal("a stalled client never got the server's flight")
 		}
 	}
+	waitUntil(t, "every slot free again", func() bool { return len(hl.slots) == 0 && hl.Stats().Waiting == 0 })
 	c := h2Client(fx)
 	c.Timeout = 5 * time.Second
 	resp, err := c.Get("https://" + addr + "/")
 	if err != nil {
-		t.Fatalf("a client behind %d clients slow to answer (slots %d): %v", slots+1, slots, err)
+		t.Fatalf("a client behind %d stalled clients (slots %d): %v", 2*(slots+1), slots, err)
 	}
 	resp.Body.Close()
 }

@@ -270,7 +270,7 @@ func (b *beatTracer) done(patch bool) BeatTrace {
 		last = t
 		return max(d, 0)
 	}
-	tr := BeatTrace{Total: end.Sub(b.start), Patch: patch}
+	tr := BeatTrace{Start: b.start, Total: end.Sub(b.start), Patch: patch}
 	tr.Conn, tr.Write, tr.Answer = phase(&b.gotConn), phase(&b.wrote), phase(&b.firstAt)
 	tr.Rest = max(end.Sub(last), 0)
 	return tr

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -31,6 +32,7 @@ const SlowBeat = 100 * time.Millisecond
 // request written to the answer's first byte (the network and the
 // server), and from there until the call returned.
 type BeatTrace struct {
+	Start                            time.Time // when the call began
 	Total, Conn, Write, Answer, Rest time.Duration
 	Patch                            bool // a full node-status patch, not the lightweight call
 }
@@ -259,6 +261,29 @@ func SlowBeatsSummary(slow []BeatTrace, beats, patches int) string {
 		}
 		slices.Sort(ds)
 		fmt.Fprintf(&b, "; %s p50 %v p99 %v", ph.name, Percentile(ds, 0.5).Round(time.Millisecond), Percentile(ds, 0.99).Round(time.Millisecond))
+	}
+	return b.String()
+}
+
+// SlowBeatSeconds says when the slow heartbeats began: the wall-clock
+// seconds with the most of them (at most top), in time order, so they can
+// be set beside the server's collector cycles (GODEBUG=gctrace=1) or
+// anything else periodic.
+func SlowBeatSeconds(slow []BeatTrace, top int) string {
+	per := map[int64]int{}
+	for _, t := range slow {
+		per[t.Start.Unix()]++
+	}
+	secs := slices.Collect(maps.Keys(per))
+	slices.SortFunc(secs, func(a, b int64) int { return per[b] - per[a] })
+	secs = secs[:min(top, len(secs))]
+	slices.Sort(secs)
+	var b strings.Builder
+	for i, sec := range secs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s ×%d", time.Unix(sec, 0).Format("15:04:05"), per[sec])
 	}
 	return b.String()
 }

@@ -322,6 +322,9 @@ func (r *run) steady(ctx context.Context) error {
 	beats := r.metrics.TakeHeartbeats()
 	slow, patches := r.metrics.TakeSlowBeats()
 	r.rep.SlowBeats = SlowBeatsSummary(slow, len(beats), patches)
+	if len(slow) > 0 {
+		r.progress("steady: the seconds with the most slow heartbeats (by when they began): %s", SlowBeatSeconds(slow, 20))
+	}
 	simSched := ownSchedLatency().Since(simBefore)
 	hbAfter, schedAfter, err := r.serverHists(ctx)
 	if err != nil {
