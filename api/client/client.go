@@ -71,7 +71,7 @@ func New(cfg Config) (*Client, error) {
 			// tickets outlive its restarts): no certificate chain to
 			// send or verify, about a quarter of a handshake's CPU on
 			// the agent's side and a few KiB on a slow link.
-			ClientSessionCache: tls.NewLRUClientSessionCache(sessionCacheSize),
+			ClientSessionCache: newSessionCache(sessionCacheSize),
 		},
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
