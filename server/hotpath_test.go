@@ -220,14 +220,20 @@ func (s *syncBuffer) String() string {
 
 // TestInFlightHeartbeatSlots: with every shared slot held by slow
 // requests, a heartbeat is still served (it has slots of its own) while
-// another request gets 429; heartbeats beyond their own slots get 429.
+// another request gets 429; a heartbeat beyond its own slots waits for
+// one, and gets 429 only once it has waited beatQueueWait.
 func TestInFlightHeartbeatSlots(t *testing.T) {
-	release := make(chan struct{})
+	clk := clock.NewFake(time.Now())
+	releaseWrites, releaseBeats := make(chan struct{}), make(chan struct{})
 	entered := make(chan struct{}, 16)
-	h := limitInFlight(8)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("block") != "" {
+	h := limitInFlight(8, clk)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Query().Get("block") {
+		case "write":
 			entered <- struct{}{}
-			<-release
+			<-releaseWrites
+		case "beat":
+			entered <- struct{}{}
+			<-releaseBeats
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -244,23 +250,47 @@ func TestInFlightHeartbeatSlots(t *testing.T) {
 			<-entered
 		}
 	}
-	block(http.MethodPatch, "/api/v1/nodes/edge-1/status?block=1", 8)
+	block(http.MethodPatch, "/api/v1/nodes/edge-1/status?block=write", 8)
 	if code := serve(http.MethodPatch, "/api/v1/nodes/edge-2/status"); code != http.StatusTooManyRequests {
-		t.Errorf("a ninth status write = %d; want 429", code)
+		t.Errorf("a ninth status write = %d; want 429 at once", code)
 	}
 	if code := serve(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat"); code != http.StatusNoContent {
 		t.Errorf("a heartbeat with the shared slots full = %d; want 204", code)
 	}
-	block(http.MethodPost, "/api/v1/skiff/nodes/edge-3/heartbeat?block=1", 2) // 8/4 heartbeat slots
-	if code := serve(http.MethodPost, "/api/v1/skiff/nodes/edge-4/heartbeat"); code != http.StatusTooManyRequests {
-		t.Errorf("a heartbeat beyond its slots = %d; want 429", code)
+	block(http.MethodPost, "/api/v1/skiff/nodes/edge-3/heartbeat?block=beat", 2) // 8/4 heartbeat slots
+
+	// Beyond its slots a heartbeat waits; the slot a finished one frees
+	// serves it.
+	waited := make(chan int, 1)
+	go func() { waited <- serve(http.MethodPost, "/api/v1/skiff/nodes/edge-4/heartbeat") }()
+	clk.BlockUntil(1)
+	select {
+	case code := <-waited:
+		t.Fatalf("a heartbeat beyond its slots answered %d at once; want it to wait for a slot", code)
+	default:
+	}
+	releaseBeats <- struct{}{}
+	if code := <-waited; code != http.StatusNoContent {
+		t.Fatalf("the waiting heartbeat = %d once a slot freed; want 204", code)
+	}
+
+	// The slot it used is free again; fill it, and the next waits out
+	// beatQueueWait and is refused.
+	block(http.MethodPost, "/api/v1/skiff/nodes/edge-5/heartbeat?block=beat", 1)
+	late := make(chan int, 1)
+	go func() { late <- serve(http.MethodPost, "/api/v1/skiff/nodes/edge-6/heartbeat") }()
+	clk.BlockUntil(1)
+	clk.Advance(beatQueueWait)
+	if code := <-late; code != http.StatusTooManyRequests {
+		t.Errorf("a heartbeat that waited %v for a slot = %d; want 429", beatQueueWait, code)
 	}
 	// Not a heartbeat: a GET, or a longer path.
 	if isHeartbeat(httptest.NewRequest(http.MethodGet, "/api/v1/skiff/nodes/a/heartbeat", nil)) ||
 		isHeartbeat(httptest.NewRequest(http.MethodPost, "/api/v1/skiff/nodes/a/b/heartbeat", nil)) {
 		t.Error("isHeartbeat accepted a request that is not the heartbeat call")
 	}
-	close(release)
+	close(releaseWrites)
+	close(releaseBeats)
 	wg.Wait()
 }
 

@@ -24,7 +24,7 @@ import (
 // around all of it.
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.logRequests, s.recoverPanics, limitInFlight(s.cfg.MaxRequestsInFlight), limitBodyRead(s.cfg.BodyReadTimeout))
+	r.Use(s.logRequests, s.recoverPanics, limitInFlight(s.cfg.MaxRequestsInFlight, s.clk), limitBodyRead(s.cfg.BodyReadTimeout))
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "the server could not find the requested resource"))
 	})
