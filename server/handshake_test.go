@@ -255,6 +255,19 @@ func gatedConfig(fx handshakeFixture, gate <-chan struct{}, inside, calls *atomi
 	return cfg
 }
 
+// gatedListener is a handshakeListener on loopback over gatedConfig,
+// closed when the test ends.
+func gatedListener(t *testing.T, fx handshakeFixture, gate <-chan struct{}, inside, calls *atomic.Int64, timeout time.Duration) *handshakeListener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := newHandshakeListener(ln, gatedConfig(fx, gate, inside, calls), timeout, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { hl.Close() })
+	return hl
+}
+
 // waitUntil polls cond every 5 ms for up to 10 s.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -281,12 +294,7 @@ func TestHandshakeSlotsBoundTheServersPart(t *testing.T) {
 	fx := newHandshakeFixture(t)
 	gate := make(chan struct{})
 	var inside, calls atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hl := newHandshakeListener(ln, gatedConfig(fx, gate, &inside, &calls), 10*time.Second, slog.New(slog.DiscardHandler))
-	defer hl.Close()
+	hl := gatedListener(t, fx, gate, &inside, &calls, 10*time.Second)
 	go func() {
 		for {
 			c, err := hl.Accept()
@@ -329,12 +337,7 @@ func TestHandshakeSlotWaitEndsAtTheDeadline(t *testing.T) {
 	gate := make(chan struct{})
 	defer close(gate)
 	var inside, calls atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hl := newHandshakeListener(ln, gatedConfig(fx, gate, &inside, &calls), 300*time.Millisecond, slog.New(slog.DiscardHandler))
-	defer hl.Close()
+	hl := gatedListener(t, fx, gate, &inside, &calls, 300*time.Millisecond)
 	slots := cap(hl.slots)
 	held := make(chan error, slots)
 	for range slots {

@@ -275,7 +275,13 @@ func SlowBeatSeconds(slow []BeatTrace, top int) string {
 		per[t.Start.Unix()]++
 	}
 	secs := slices.Collect(maps.Keys(per))
-	slices.SortFunc(secs, func(a, b int64) int { return per[b] - per[a] })
+	// Most first; of equal counts the earlier.
+	slices.SortFunc(secs, func(a, b int64) int {
+		if per[a] != per[b] {
+			return per[b] - per[a]
+		}
+		return int(a - b) // seconds apart: no overflow
+	})
 	secs = secs[:min(top, len(secs))]
 	slices.Sort(secs)
 	var b strings.Builder
