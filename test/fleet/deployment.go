@@ -1,0 +1,205 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/backoff"
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// deploymentJSON is a Deployment of replicas pods spread evenly over the
+// zones (maxSkew 1, DoNotSchedule).
+func deploymentJSON(replicas int) []byte {
+	return fmt.Appendf(nil, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"fleet-web","namespace":"default"},"spec":{"replicas":%d,`+
+		`"selector":{"matchLabels":{"app":"fleet-web"}},"template":{"metadata":{"labels":{"app":"fleet-web"}},"spec":{`+
+		`"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":%q,"whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"app":"fleet-web"}}}],`+
+		`"containers":[{"name":"web","image":"nginx:1.27","resources":{"requests":{"cpu":"10m","memory":"16Mi"}}}]}}}}`, replicas, LabelZone)
+}
+
+// podTracker follows the Deployment's pods through an admin watch.
+type podTracker struct {
+	mu      sync.Mutex
+	seen    map[string]bool      // ns/name → created (the watch saw it)
+	boundAt map[string]time.Time // ns/name → when the watch saw it bound
+	nodeOf  map[string]string
+	running map[string]bool
+}
+
+func (t *podTracker) counts() (bound, running int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.boundAt), len(t.running)
+}
+
+func (t *podTracker) created() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.seen)
+}
+
+// follow records w's events until the stream ends, and returns why.
+func (t *podTracker) follow(w *client.Watcher) error {
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			return err
+		}
+		p, ok := ev.Object.(*api.Pod)
+		if !ok || ev.Type == api.Deleted {
+			continue
+		}
+		now, key := time.Now(), p.Namespace+"/"+p.Name
+		t.mu.Lock()
+		t.seen[key] = true
+		if _, seen := t.boundAt[key]; !seen && p.Spec.NodeName != "" {
+			t.boundAt[key], t.nodeOf[key] = now, p.Spec.NodeName
+		}
+		if p.Status.Phase == api.PodRunning {
+			t.running[key] = true
+		}
+		t.mu.Unlock()
+	}
+}
+
+// deployment creates the spread Deployment and times its placement.
+func (r *run) deployment(ctx context.Context) error {
+	pods, _ := api.LookupResource("pods")
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	opts := client.WatchOptions{ListOptions: client.ListOptions{LabelSelector: "app=fleet-web"}}
+	w, err := r.admin.Watch(wctx, pods, "default", opts)
+	if err != nil {
+		return fmt.Errorf("watch the deployment's pods: %w", err)
+	}
+	t := &podTracker{seen: map[string]bool{}, boundAt: map[string]time.Time{}, nodeOf: map[string]string{}, running: map[string]bool{}}
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		// A stream the server ends (this process, starved by the
+		// fleet it runs, fell too far behind: 410) is resumed, from
+		// the start when its version expired, with the back-off.
+		bo := backoff.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
+		for {
+			err := t.follow(w)
+			opts.ResourceVersion = w.ResourceVersion()
+			w.Close()
+			if client.IsGone(err) {
+				opts.ResourceVersion = ""
+			}
+			for {
+				if !clock.Sleep(wctx, clock.Real{}, bo.Next()) {
+					return
+				}
+				if w, err = r.admin.Watch(wctx, pods, "default", opts); err == nil {
+					break
+				}
+				if client.IsGone(err) {
+					opts.ResourceVersion = ""
+				}
+			}
+		}
+	}()
+	// Next and Close may not run at once: the follower closes each
+	// watcher itself; the context ends the stream and the follower.
+	defer func() {
+		stop()
+		<-followed
+	}()
+	a, err := r.sample()
+	if err != nil {
+		return err
+	}
+	_, schedBefore, err := r.serverHists(ctx)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	resp, err := r.admin.Do(ctx, http.MethodPost, "/apis/apps/v1/namespaces/default/deployments", bytes.NewReader(deploymentJSON(r.cfg.Replicas)))
+	if err != nil {
+		return fmt.Errorf("create the deployment: %w", err)
+	}
+	resp.Body.Close()
+	n := r.cfg.Replicas
+	deadline := start.Add(r.cfg.Timeout)
+	// The pipeline's progress every 2 s (created → bound → at the
+	// agents → Running), to show which stage a slow placement waits on.
+	nextLine := start.Add(2 * time.Second)
+	for bound, running := t.counts(); running < n; bound, running = t.counts() {
+		if now := time.Now(); !now.Before(nextLine) {
+			nextLine = nextLine.Add(2 * time.Second)
+			r.progress("deployment at %v: %d created, %d bound, %d at the agents, %d Running",
+				now.Sub(start).Round(100*time.Millisecond), t.created(), bound, r.deliveredCount(t), running)
+		}
+		if bound >= n && r.rep.DeployBound == 0 {
+			r.rep.DeployBound = time.Since(start)
+		}
+		if r.rep.DeployDeliver == 0 && r.deliveredCount(t) >= n {
+			r.rep.DeployDeliver = time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("deployment: %d of %d bound, %d running after %v\n%s", bound, n, running, r.cfg.Timeout, r.srv.LogTail())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	r.rep.DeployRunning = time.Since(start)
+	// The agents' arrival times are recorded as they happen: read once,
+	// at the end, they give when the last replica arrived.
+	if c, last := r.metrics.DeliveredWithPrefix("default/fleet-web-"); c >= n {
+		r.rep.DeployAtAgents = last.Sub(start)
+	}
+	if r.rep.DeployBound == 0 {
+		r.rep.DeployBound = r.rep.DeployRunning
+	}
+	if r.rep.DeployDeliver == 0 {
+		r.rep.DeployDeliver = r.rep.DeployRunning
+	}
+	b, err := r.sample()
+	if err != nil {
+		return err
+	}
+	r.rep.Replicas, r.rep.DeployCPU = n, CPUPercent(a.ProcStats, b.ProcStats)
+	if _, schedAfter, err := r.serverHists(ctx); err == nil {
+		r.rep.DeploySchedP99 = schedAfter.Since(schedBefore).Quantile(0.99)
+	}
+	t.mu.Lock()
+	var lat []time.Duration
+	r.rep.ZoneCounts = map[string]int{}
+	for key, at := range t.boundAt {
+		if got, ok := r.metrics.DeliveredAt(key); ok {
+			lat = append(lat, max(0, got.Sub(at)))
+		}
+		var i int
+		if _, err := fmt.Sscanf(t.nodeOf[key], "fleet-%d", &i); err == nil {
+			r.rep.ZoneCounts[fmt.Sprintf("zone-%d", i%r.cfg.Zones)]++
+		}
+	}
+	t.mu.Unlock()
+	sortDurations(lat)
+	r.rep.DeployP50, r.rep.DeployP99 = Percentile(lat, 0.5), Percentile(lat, 0.99)
+	r.progress("deployment of %d spread by zone: every replica at its agent in %v (agents' arrival times); by the admin watch: bound in %v, at the agents in %v, Running in %v; bind→agent p50 %v p99 %v; zones %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v, %v",
+		n, r.rep.DeployAtAgents, r.rep.DeployBound, r.rep.DeployDeliver, r.rep.DeployRunning, r.rep.DeployP50, r.rep.DeployP99, r.rep.ZoneCounts, r.rep.DeployCPU, r.rep.DeploySchedP99, b)
+	return nil
+}
+
+func (r *run) deliveredCount(t *podTracker) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for key := range t.boundAt {
+		if _, ok := r.metrics.DeliveredAt(key); ok {
+			n++
+		}
+	}
+	return n
+}
