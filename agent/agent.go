@@ -460,16 +460,6 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	if err != nil {
 		return err
 	}
-	rep, err := usage.New(usage.Config{NodeName: a.cfg.NodeName, Source: a.eviction, Detailer: a.nodeStats, API: c,
-		Interval: a.cfg.UsageInterval, Clock: a.clk, Logger: a.log.With("component", "usage")})
-	if err != nil {
-		return err
-	}
-	a.mu.Lock()
-	a.usage = rep
-	a.mu.Unlock()
-	g.Go("usage", rep.Run)
-	a.startTunnel(g, cred, &usage.MetricsHandler{Reporter: rep, Eviction: a.eviction})
 	sm, err := status.New(status.Config{Client: c, NodeName: a.cfg.NodeName, Clock: a.clk, Logger: a.log.With("component", "status")})
 	if err != nil {
 		return err
@@ -530,6 +520,19 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	a.registrar = reg
 	a.mu.Unlock()
 	g.Go("node", reg.Run)
+	// The server counts a usage report as a heartbeat: the registrar
+	// hears of each, and skips the beat it would send next.
+	rep, err := usage.New(usage.Config{NodeName: a.cfg.NodeName, Source: a.eviction, Detailer: a.nodeStats, API: c,
+		Interval: a.cfg.UsageInterval, Clock: a.clk, Logger: a.log.With("component", "usage"),
+		Heard: reg.Heard, StatusWanted: reg.StatusWanted})
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.usage = rep
+	a.mu.Unlock()
+	g.Go("usage", rep.Run)
+	a.startTunnel(g, cred, &usage.MetricsHandler{Reporter: rep, Eviction: a.eviction})
 	g.Go("release start-up pages", a.releaseStartupPages)
 	return nil
 }

@@ -64,3 +64,51 @@ func TestLightweightHeartbeat(t *testing.T) {
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/Bad_Name/heartbeat", admin, "", http.StatusBadRequest)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-9/heartbeat", admin, "", http.StatusNotFound)
 }
+
+// TestUsageReportCountsAsHeartbeat: an agent's usage report keeps its node
+// alive like a heartbeat, asks for the conditions (205) while the Node is
+// marked unreachable, and a node cannot keep another node alive with one.
+func TestUsageReportCountsAsHeartbeat(t *testing.T) {
+	clk := clock.NewFake(time.Now())
+	h := startHarness(t, "", clk)
+	admin := h.adminToken()
+	creds := map[string]string{}
+	for _, n := range []string{"edge-1", "edge-2"} {
+		_, creds[n] = h.join(h.joinToken(), n, "")
+		h.mustDo(http.MethodPost, "/api/v1/nodes", admin, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+n+`"}}`, http.StatusCreated)
+	}
+	lastHeartbeat := func(node string) *time.Time {
+		t.Helper()
+		var u NodeUsage
+		if err := json.Unmarshal(h.mustDo(http.MethodGet, "/api/v1/skiff/nodes/"+node+"/usage", admin, "", http.StatusOK), &u); err != nil {
+			t.Fatal(err)
+		}
+		return u.LastHeartbeat
+	}
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat", creds["edge-2"], "", http.StatusNoContent)
+	edge2 := clk.Now()
+	clk.Advance(12 * time.Second)
+	e1 := creds["edge-1"]
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/stats", e1, report(clk.Now().UTC(), 1), http.StatusNoContent)
+	if at := lastHeartbeat("edge-1"); at == nil || !at.Equal(clk.Now()) {
+		t.Fatalf("edge-1's last heartbeat after its usage report = %v; want %v", at, clk.Now())
+	}
+	// A hostile node's report for another node is refused and keeps
+	// nothing alive.
+	clk.Advance(time.Second)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/stats", e1, report(clk.Now().UTC(), 1), http.StatusForbidden)
+	if at := lastHeartbeat("edge-2"); at == nil || !at.Equal(edge2) {
+		t.Fatalf("edge-2's last heartbeat after edge-1 reported for it = %v; want %v", at, edge2)
+	}
+	// Junk keeps nothing alive either.
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/stats", creds["edge-2"], `{"node":{}}`, http.StatusBadRequest)
+	if at := lastHeartbeat("edge-2"); at == nil || !at.Equal(edge2) {
+		t.Fatalf("edge-2's last heartbeat after a bad report = %v; want %v", at, edge2)
+	}
+	unknown := `{"status":{"conditions":[{"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown"}]}}`
+	h.mustDoType(http.MethodPatch, "/api/v1/nodes/edge-1/status", admin, "application/strategic-merge-patch+json", unknown, http.StatusOK)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/stats", e1, report(clk.Now().UTC(), 2), http.StatusResetContent)
+	ready := `{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}}`
+	h.mustDoType(http.MethodPatch, "/api/v1/nodes/edge-1/status", e1, "application/strategic-merge-patch+json", ready, http.StatusOK)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/stats", e1, report(clk.Now().UTC(), 3), http.StatusNoContent)
+}

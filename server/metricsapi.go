@@ -33,7 +33,11 @@ const maxReportBytes = 4 << 20
 const metricsPrefix = "/apis/" + api.MetricsGroupVersion
 
 // postStats answers POST StatsPath with 204: a node reports only for
-// itself, an admin for any node (simulated fleets).
+// itself, an admin for any node (simulated fleets). A report is heard
+// from the agent like a heartbeat, so it counts as one: an agent whose
+// reports get through need not also beat in between. Like the heartbeat,
+// it is answered 205 while the Node's Ready is the controller's Unknown,
+// so that the agent sends its conditions again.
 func (s *server) postStats(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "name")
 	id := identityFrom(r.Context())
@@ -67,7 +71,7 @@ func (s *server) postStats(w http.ResponseWriter, r *http.Request) {
 	}
 	// The Node must exist; a warm server knows without a store read (a
 	// report every 15 s per agent).
-	exists, _, err := s.nodeState(r.Context(), name)
+	exists, unknown, err := s.nodeState(r.Context(), name)
 	if err != nil {
 		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot read node %s", name))
 		return
@@ -76,7 +80,13 @@ func (s *server) postStats(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
 		return
 	}
-	s.measured.Add(name, rep, s.clk.Now())
+	now := s.clk.Now()
+	s.measured.Add(name, rep, now)
+	s.liveness.Beat(name, now)
+	if unknown {
+		w.WriteHeader(http.StatusResetContent)
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

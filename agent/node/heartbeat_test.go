@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -417,5 +418,78 @@ func TestRegistrarRewritesConditionsWhenTheServerAsks(t *testing.T) {
 	}
 	if n := recovered.Load(); n != 1 {
 		t.Fatalf("Recovered called %d times; want once, after the server asked", n)
+	}
+}
+
+// TestRegistrarSkipsBeatsWhileReportsAreHeard: the server counts the
+// agent's usage reports (every 15 s) as heartbeats, so the registrar sends
+// a beat only when none was heard for most of a heartbeat period: about
+// one call in 15 s instead of one in 10 s, with the server never left
+// more than a heartbeat (and its jitter) without a word. A report
+// answered 205 brings the conditions at once, and when the reports stop
+// the beats are back every heartbeat.
+func TestRegistrarSkipsBeatsWhileReportsAreHeard(t *testing.T) {
+	const hb, every, step = 10 * time.Second, 15 * time.Second, 100 * time.Millisecond
+	start, clk, f, r, _ := runRegistrar(t, hb)
+	stepUntil(clk, start.Add(time.Minute), step)
+	if !r.Registered() {
+		t.Fatal("not registered after a minute with the server up")
+	}
+	from := clk.Now()
+	end := from.Add(5 * time.Minute)
+	var reports []time.Time
+	next := from.Add(3 * time.Second)
+	for clk.Now().Before(end) {
+		clk.BlockUntil(1)
+		clk.Advance(step)
+		if now := clk.Now(); !now.Before(next) {
+			r.Heard(now)
+			reports = append(reports, now)
+			next = next.Add(every)
+		}
+	}
+	clk.BlockUntil(1)
+	calls := f.callsBetween(from, end)
+	if want := int(end.Sub(from) / every); calls < want-3 || calls > want+3 {
+		t.Fatalf("%d calls in 5 minutes with a report heard every 15 s; want about %d (one every 10 s is %d)", calls, want, int(end.Sub(from)/hb))
+	}
+	// Every call and report in order: no silence over a heartbeat.
+	f.mu.Lock()
+	heard := append([]time.Time(nil), reports...)
+	for _, c := range f.calls {
+		if !c.Before(from) && c.Before(end) {
+			heard = append(heard, c)
+		}
+	}
+	f.mu.Unlock()
+	slices.SortFunc(heard, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(heard); i++ {
+		if gap := heard[i].Sub(heard[i-1]); gap > hb+hb/10+step {
+			t.Fatalf("the server heard nothing for %v (from %v); want at most a heartbeat and its jitter", gap, heard[i-1].Sub(start))
+		}
+	}
+
+	// A report answered 205: the full conditions at once, on a clock
+	// that does not move.
+	asked := clk.Now()
+	r.Heard(asked)
+	r.StatusWanted()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w := f.readyWrites()
+		if last := w[len(w)-1]; last.at.Equal(asked) && last.status == api.ConditionTrue {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Ready writes %+v; want a True one at the instant the server asked", w)
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	// The reports stop: a beat every heartbeat again.
+	quiet := asked.Add(hb)
+	stepUntil(clk, quiet.Add(time.Minute), step)
+	if n := f.beatsSince(quiet); n < 5 || n > 7 {
+		t.Fatalf("%d beats in the minute after the reports stopped; want about 6", n)
 	}
 }

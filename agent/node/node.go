@@ -126,6 +126,13 @@ type Registrar struct {
 	asked   bool
 	sentSig string
 	sentAt  time.Time
+	// heardAt is when the server last took another call it counts as a
+	// heartbeat (a usage report: Heard); wanted is whether it asked for
+	// the conditions in answer to one (StatusWanted). beatDue is when the
+	// beat skipped by the last sync is due (zero: none skipped).
+	heardAt time.Time
+	wanted  bool
+	beatDue time.Time
 }
 
 type transition struct {
@@ -152,6 +159,29 @@ func (r *Registrar) Trigger() {
 	case r.trigger <- struct{}{}:
 	default:
 	}
+}
+
+// Heard tells the registrar that the server took, at at, another call
+// of the agent's that it counts as a heartbeat: a usage report. While
+// such calls keep coming, the lightweight beat is sent only when none
+// came for most of a heartbeat period, so a fleet's server is not told
+// twice in 15 s that an agent is alive. It never blocks.
+func (r *Registrar) Heard(at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if at.After(r.heardAt) {
+		r.heardAt = at
+	}
+}
+
+// StatusWanted tells the registrar that the server answered another
+// call 205: it marked the node unreachable and wants the conditions
+// again. The next sync, at once, sends them in full.
+func (r *Registrar) StatusWanted() {
+	r.mu.Lock()
+	r.wanted = true
+	r.mu.Unlock()
+	r.Trigger()
 }
 
 // Registered reports whether the Node has been registered since start.
@@ -193,6 +223,14 @@ func (r *Registrar) Run(ctx context.Context) error {
 			r.mu.Lock()
 			recovered := bo.Failures() > 0 || r.asked
 			r.asked = false
+			if due := r.beatDue; !due.IsZero() {
+				// The beat was skipped: the next is a heartbeat after
+				// what the server heard instead.
+				// Bounded both ways: never a hot loop, never
+				// longer than a jittered heartbeat.
+				wait = min(max(due.Sub(r.clk.Now()), r.cfg.Heartbeat/10), r.cfg.Heartbeat+r.cfg.Heartbeat/10)
+				r.beatDue = time.Time{}
+			}
 			r.mu.Unlock()
 			if recovered && r.cfg.Recovered != nil {
 				r.cfg.Recovered()
@@ -300,7 +338,22 @@ func (r *Registrar) heartbeat(ctx context.Context) error {
 	now := r.clk.Now()
 	r.mu.Lock()
 	light := r.lightOK && !imagesChanged && sig == r.sentSig && now.Sub(r.sentAt) < statusSnapshot
+	wanted := r.wanted
+	r.wanted = false
+	if wanted {
+		// Asked for in answer to a usage report: as a beat's 205.
+		light, r.asked = false, true
+	}
+	skip := light && !r.heardAt.IsZero() && now.Sub(r.heardAt) < r.cfg.Heartbeat*9/10
+	if skip {
+		// The server heard from the agent moments ago and counted it as
+		// a heartbeat: the next beat is due a heartbeat after that.
+		r.beatDue = r.heardAt.Add(jittered(r.cfg.Heartbeat))
+	}
 	r.mu.Unlock()
+	if skip {
+		return nil
+	}
 	probing := false
 	if light {
 		// Nothing to report but being alive: the lightweight call, with

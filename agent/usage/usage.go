@@ -47,6 +47,14 @@ type Config struct {
 	Interval time.Duration // default DefaultInterval
 	Clock    clock.Clock
 	Logger   *slog.Logger
+	// Heard, when set, is told when the server took a report: the server
+	// counts it as a heartbeat (the registrar's Heard), so the agent can
+	// skip the beat it would send next.
+	Heard func(at time.Time)
+	// StatusWanted, when set, is called when the server answered 205: it
+	// marked the node unreachable, and wants the full conditions again
+	// (the registrar's Trigger).
+	StatusWanted func()
 }
 
 // Reporter builds and sends reports. Latest is safe for concurrent use.
@@ -110,11 +118,23 @@ func (r *Reporter) ReportOnce(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("encode usage report: %w", err)
 	}
+	sent := r.clk.Now()
 	resp, err := r.cfg.API.Do(ctx, http.MethodPost, StatsPath(r.cfg.NodeName), bytes.NewReader(b))
 	if err != nil {
 		return fmt.Errorf("post usage report: %w", err)
 	}
-	return resp.Body.Close()
+	resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusNoContent:
+		if r.cfg.Heard != nil {
+			r.cfg.Heard(sent)
+		}
+	case http.StatusResetContent:
+		if r.cfg.StatusWanted != nil {
+			r.cfg.StatusWanted()
+		}
+	}
+	return nil
 }
 
 // Latest returns the last report built (zero before the first).

@@ -37,6 +37,7 @@ type fakePoster struct {
 	paths []string
 	body  []string
 	fail  error
+	code  int // the answer's status (default 204)
 	sent  chan struct{}
 }
 
@@ -50,7 +51,11 @@ func (f *fakePoster) Do(_ context.Context, method, path string, body io.Reader) 
 	if f.fail != nil {
 		return nil, f.fail
 	}
-	return &http.Response{StatusCode: 204, Body: io.NopCloser(strings.NewReader(""))}, nil
+	code := f.code
+	if code == 0 {
+		code = http.StatusNoContent
+	}
+	return &http.Response{StatusCode: code, Body: io.NopCloser(strings.NewReader(""))}, nil
 }
 
 func pod(ns, name, uid string) *api.Pod {
@@ -134,6 +139,42 @@ func TestReporterSendsEveryInterval(t *testing.T) {
 	}
 	if got := r.Latest(); len(got.Pods) != 2 {
 		t.Errorf("Latest() has %d pods; want 2", len(got.Pods))
+	}
+}
+
+// TestReportTellsWhatTheServerHeard: a report the server took (204) is
+// passed on as heard at the instant it was sent (the server counts it as
+// a heartbeat); a 205 asks for the node's conditions; a failed send is
+// neither.
+func TestReportTellsWhatTheServerHeard(t *testing.T) {
+	src, d := fixture()
+	clk := clock.NewFake(t0)
+	post := &fakePoster{sent: make(chan struct{}, 4)}
+	var heard []time.Time
+	wanted := 0
+	r, err := New(Config{NodeName: "n1", Source: src, Detailer: d, API: post, Clock: clk,
+		Heard: func(at time.Time) { heard = append(heard, at) }, StatusWanted: func() { wanted++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.ReportOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(heard) != 1 || !heard[0].Equal(t0) || wanted != 0 {
+		t.Fatalf("after a 204: heard %v, status wanted %d times; want heard at %v only", heard, wanted, t0)
+	}
+	clk.Advance(DefaultInterval)
+	post.code = http.StatusResetContent
+	if err := r.ReportOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(heard) != 1 || wanted != 1 {
+		t.Fatalf("after a 205: heard %v, status wanted %d times; want no new heard, wanted once", heard, wanted)
+	}
+	post.fail = errors.New("server down")
+	if err := r.ReportOnce(ctx); err == nil || len(heard) != 1 || wanted != 1 {
+		t.Fatalf("after a failure: err %v, heard %v, status wanted %d times; want an error and nothing else", err, heard, wanted)
 	}
 }
 

@@ -52,7 +52,7 @@ type Agent struct {
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	synced   atomic.Bool  // the assignment stream's first list arrived
-	lastBeat atomic.Int64 // unix nanos of the last heartbeat that worked
+	lastBeat atomic.Int64 // unix nanos of the last heartbeat (or usage report) that worked
 
 	mu      sync.Mutex
 	pods    map[string]*api.Pod // by UID: the pods the API source gave
@@ -87,7 +87,8 @@ func (a *Agent) Registered() bool {
 // Synced reports whether the assignment stream has listed once.
 func (a *Agent) Synced() bool { return a.synced.Load() }
 
-// LastBeat is when a heartbeat last worked (zero if never).
+// LastBeat is when a heartbeat, or a usage report (which the server
+// counts as one), last worked (zero if never).
 func (a *Agent) LastBeat() time.Time {
 	n := a.lastBeat.Load()
 	if n == 0 {
@@ -138,7 +139,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.cfg.Usage > 0 {
 		// The real agent's reporter (build the report, POST it) over a
 		// simulated reading of the node and its pods.
-		rep, err := usage.New(usage.Config{NodeName: a.cfg.Name, Source: a, Detailer: a, API: c, Interval: a.cfg.Usage, Clock: a.cfg.Clock, Logger: log})
+		rep, err := usage.New(usage.Config{NodeName: a.cfg.Name, Source: a, Detailer: a, API: &timedAPI{Client: c, agent: a}, Interval: a.cfg.Usage, Clock: a.cfg.Clock, Logger: log,
+			Heard: reg.Heard, StatusWanted: reg.StatusWanted})
 		if err != nil {
 			return err
 		}
@@ -210,13 +212,26 @@ func (simRuntime) Version(context.Context) (string, error) { return "fleetsim://
 func (simRuntime) Status(context.Context) error            { return nil }
 
 // timedAPI is the node's client, timing the heartbeats the registrar
-// sends (the lightweight call, or the status patch).
+// sends (the lightweight call, or the status patch) and the usage
+// reports, which the server counts as heartbeats.
 type timedAPI struct {
 	*client.Client
 	agent *Agent
 }
 
 func (t *timedAPI) Do(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
+	if method == http.MethodPost && strings.HasSuffix(path, "/stats") {
+		// A usage report the server took counts as a heartbeat.
+		start := time.Now()
+		resp, err := t.Client.Do(ctx, method, path, body)
+		if err == nil {
+			t.agent.lastBeat.Store(time.Now().UnixNano())
+			if t.agent.cfg.Metrics != nil {
+				t.agent.cfg.Metrics.Report(time.Since(start))
+			}
+		}
+		return resp, err
+	}
 	if method != http.MethodPost || !strings.HasSuffix(path, "/heartbeat") {
 		return t.Client.Do(ctx, method, path, body)
 	}

@@ -18,6 +18,7 @@ type Metrics struct {
 	beats     []time.Duration
 	slow      []BeatTrace          // heartbeats over SlowBeat, with where their time went
 	patches   int                  // of the beats, full node-status patches
+	reports   []time.Duration      // usage reports' round trips (they count as heartbeats)
 	delivered map[string]time.Time // ns/name → first arrival at its agent
 }
 
@@ -101,6 +102,25 @@ func (m *Metrics) DeliveredCount() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.delivered)
+}
+
+// Report records one usage report's round trip: the server counts a
+// report as a heartbeat, and the agent skips the beat that would follow.
+func (m *Metrics) Report(d time.Duration) {
+	m.mu.Lock()
+	m.reports = append(m.reports, d)
+	m.mu.Unlock()
+}
+
+// TakeReports returns the usage reports' round trips recorded since the
+// last call, sorted, and forgets them.
+func (m *Metrics) TakeReports() []time.Duration {
+	m.mu.Lock()
+	r := m.reports
+	m.reports = nil
+	m.mu.Unlock()
+	slices.Sort(r)
+	return r
 }
 
 // TakeHeartbeats returns the heartbeat round trips recorded since the

@@ -75,6 +75,10 @@ type Report struct {
 	// layers of either side and the simulator's own scheduling.
 	ServerBeats   int
 	ServerBeatP99 time.Duration
+	// Reports, ReportP50 and ReportP99: the usage reports over the
+	// window (the server counts each as a heartbeat).
+	Reports              int
+	ReportP50, ReportP99 time.Duration
 	// SchedP99 is the p99 of the server's goroutines' wait for a core
 	// once runnable (Go's /sched/latencies) over the steady window, and
 	// DeploySchedP99 over the Deployment's placement. A request, a watch
@@ -298,6 +302,7 @@ func (r *run) nodeMetrics(ctx context.Context) error {
 // steady measures the server while the fleet only heartbeats.
 func (r *run) steady(ctx context.Context) error {
 	r.metrics.TakeHeartbeats()
+	r.metrics.TakeReports()
 	r.metrics.TakeSlowBeats()
 	a, err := r.sample()
 	if err != nil {
@@ -317,7 +322,8 @@ func (r *run) steady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	beats := r.metrics.TakeHeartbeats()
+	beats, reports := r.metrics.TakeHeartbeats(), r.metrics.TakeReports()
+	r.rep.Reports, r.rep.ReportP50, r.rep.ReportP99 = len(reports), Percentile(reports, 0.5), Percentile(reports, 0.99)
 	slow, patches := r.metrics.TakeSlowBeats()
 	r.rep.SlowBeats = SlowBeatsSummary(slow, len(beats), patches)
 	if len(slow) > 0 {
@@ -340,7 +346,7 @@ func (r *run) steady(ctx context.Context) error {
 	}
 	r.progress("steady %v: server CPU %.1f%% of a core, %v; %d heartbeats p50 %v p99 %v max %v; in the server's handler: %d, p99 ≤ %v; goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in this simulator", r.cfg.Window, r.rep.SteadyCPU, b,
 		len(beats), r.rep.BeatP50, r.rep.BeatP99, r.rep.BeatMax, r.rep.ServerBeats, r.rep.ServerBeatP99, r.rep.SchedP99, r.rep.SimSchedP99)
-	r.progress("steady: %s", r.rep.SlowBeats)
+	r.progress("steady: %s; %d usage reports (each counts as a heartbeat) p50 %v p99 %v", r.rep.SlowBeats, r.rep.Reports, r.rep.ReportP50, r.rep.ReportP99)
 	r.progress("steady: goroutines' wait for a core p99.9 ≤ %v, p99.99 ≤ %v in the server (%.0f waits); p99.9 ≤ %v, p99.99 ≤ %v in this simulator (%.0f)",
 		serverSched.Quantile(0.999), serverSched.Quantile(0.9999), serverSched.Total(), simSched.Quantile(0.999), simSched.Quantile(0.9999), simSched.Total())
 	return nil
