@@ -38,10 +38,13 @@ type AgentConfig struct {
 	Heartbeat time.Duration
 	// Usage is how often the agent's usage reporter posts a report of
 	// its simulated node and pods (0: never).
-	Usage   time.Duration
-	Clock   clock.Clock
-	Logger  *slog.Logger
-	Metrics *Metrics
+	Usage time.Duration
+	// KeepBeats: the registrar is not told of the reports the server
+	// took, so it beats every period (FleetConfig.KeepBeats).
+	KeepBeats bool
+	Clock     clock.Clock
+	Logger    *slog.Logger
+	Metrics   *Metrics
 }
 
 // Agent is one simulated agent: the real agent's join, registrar, API
@@ -139,8 +142,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.cfg.Usage > 0 {
 		// The real agent's reporter (build the report, POST it) over a
 		// simulated reading of the node and its pods.
-		rep, err := usage.New(usage.Config{NodeName: a.cfg.Name, Source: a, Detailer: a, API: &timedAPI{Client: c, agent: a}, Interval: a.cfg.Usage, Clock: a.cfg.Clock, Logger: log,
-			Heard: reg.Heard, StatusWanted: reg.StatusWanted})
+		ucfg := usage.Config{NodeName: a.cfg.Name, Source: a, Detailer: a, API: &timedAPI{Client: c, agent: a}, Interval: a.cfg.Usage, Clock: a.cfg.Clock, Logger: log}
+		if !a.cfg.KeepBeats {
+			ucfg.Heard, ucfg.StatusWanted = reg.Heard, reg.StatusWanted
+		}
+		rep, err := usage.New(ucfg)
 		if err != nil {
 			return err
 		}

@@ -26,10 +26,15 @@ type FleetConfig struct {
 	StartRate int
 	// Usage is each agent's usage report period (0: none); the real
 	// agent's is agent/usage.DefaultInterval.
-	Usage   time.Duration
-	Clock   clock.Clock
-	Logger  *slog.Logger
-	Metrics *Metrics
+	Usage time.Duration
+	// KeepBeats makes the agents beat every period even right after a
+	// usage report the server took, as agents did before the server
+	// counted reports as heartbeats (for a comparison with an older
+	// server).
+	KeepBeats bool
+	Clock     clock.Clock
+	Logger    *slog.Logger
+	Metrics   *Metrics
 }
 
 // Fleet is many simulated agents.
@@ -61,7 +66,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) *Fleet {
 	for i := range f.Agents {
 		name := NodeName(i)
 		f.Agents[i] = NewAgent(AgentConfig{Server: cfg.Server, Token: cfg.Token, Name: name, Zone: fmt.Sprintf("zone-%d", i%cfg.Zones),
-			Dir: filepath.Join(cfg.Dir, name), SourceIP: SourceIP(i), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, Clock: clk, Logger: cfg.Logger, Metrics: cfg.Metrics})
+			Dir: filepath.Join(cfg.Dir, name), SourceIP: SourceIP(i), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, Clock: clk, Logger: cfg.Logger, Metrics: cfg.Metrics})
 	}
 	f.wg.Go(func() {
 		var tick clock.Ticker

@@ -35,6 +35,11 @@ type Config struct {
 	// Usage is each agent's usage report period, as the real agent's
 	// reporter sends them (0: none; the agent's is 15 s).
 	Usage time.Duration
+	// KeepBeats: FleetConfig.KeepBeats.
+	KeepBeats bool
+	// Settle is how long the fleet runs after the join before the steady
+	// window starts (0: at once, as in the rounds before it existed).
+	Settle time.Duration
 	// Window is the steady state measured (server CPU, RSS, heartbeats).
 	Window time.Duration
 	// Pods are bound directly (spec.nodeName) at BindRate a second, round
@@ -203,7 +208,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	start := time.Now()
 	r.fleet = StartFleet(ctx, FleetConfig{Server: srv.URL, Token: srv.JoinToken, Agents: cfg.Agents, Zones: cfg.Zones,
-		Dir: filepath.Join(cfg.Dir, "agents"), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, StartRate: cfg.StartRate, Logger: cfg.Logger, Metrics: r.metrics})
+		Dir: filepath.Join(cfg.Dir, "agents"), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, StartRate: cfg.StartRate, Logger: cfg.Logger, Metrics: r.metrics})
 	defer func() {
 		cancel()
 		r.fleet.Wait()
@@ -301,6 +306,13 @@ func (r *run) nodeMetrics(ctx context.Context) error {
 
 // steady measures the server while the fleet only heartbeats.
 func (r *run) steady(ctx context.Context) error {
+	if r.cfg.Settle > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(r.cfg.Settle):
+		}
+	}
 	r.metrics.TakeHeartbeats()
 	r.metrics.TakeReports()
 	r.metrics.TakeSlowBeats()
