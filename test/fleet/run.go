@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +41,11 @@ type Config struct {
 	// Settle is how long the fleet runs after the join before the steady
 	// window starts (0: at once, as in the rounds before it existed).
 	Settle time.Duration
+	// CollectBetween runs the simulator's own collector to completion
+	// before each measured phase, so that it does not collect inside one:
+	// its heap is about 2.5 GB at GOGC=400, and a collection while the
+	// box has no idle core stalled every simulated agent for 2–5 s.
+	CollectBetween bool
 	// Window is the steady state measured (server CPU, RSS, heartbeats).
 	Window time.Duration
 	// Pods are bound directly (spec.nodeName) at BindRate a second, round
@@ -217,6 +223,18 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	return r.rep, err
 }
 
+// collectOwn runs the simulator's collector to completion before phase
+// when Config.CollectBetween is set: between phases, where nothing is
+// measured. The server keeps its own collector.
+func (r *run) collectOwn(phase string) {
+	if !r.cfg.CollectBetween {
+		return
+	}
+	t := time.Now()
+	runtime.GC()
+	r.progress("the simulator's own collection before %s: %v", phase, time.Since(t).Round(time.Millisecond))
+}
+
 func (r *run) progress(format string, args ...any) {
 	fmt.Fprintf(r.cfg.Progress, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
@@ -262,11 +280,13 @@ func (r *run) phases(ctx context.Context, start time.Time) error {
 		}
 	}
 	if cfg.Pods > 0 {
+		r.collectOwn("the direct binds")
 		if err := r.binds(ctx); err != nil {
 			return err
 		}
 	}
 	if cfg.Replicas > 0 {
+		r.collectOwn("the Deployment")
 		if err := r.deployment(ctx); err != nil {
 			return err
 		}
@@ -277,6 +297,7 @@ func (r *run) phases(ctx context.Context, start time.Time) error {
 		}
 	}
 	if cfg.Restart {
+		r.collectOwn("the restart")
 		if err := r.restart(ctx); err != nil {
 			return err
 		}
@@ -313,6 +334,7 @@ func (r *run) steady(ctx context.Context) error {
 		case <-time.After(r.cfg.Settle):
 		}
 	}
+	r.collectOwn("the steady window")
 	r.metrics.TakeHeartbeats()
 	r.metrics.TakeReports()
 	r.metrics.TakeSlowBeats()

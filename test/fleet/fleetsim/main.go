@@ -40,6 +40,7 @@ func run() error {
 	flag.IntVar(&cfg.Replicas, "replicas", 0, "replicas of the zone-spread Deployment (0: one per agent, -1: none)")
 	flag.DurationVar(&cfg.Usage, "usage", 15*time.Second, "each agent's usage report period, as the real agent's (0: none)")
 	flag.BoolVar(&cfg.KeepBeats, "keep-beats", false, "agents beat every period even right after a usage report the server took (as before the server counted reports as heartbeats: for an older server)")
+	flag.BoolVar(&cfg.CollectBetween, "collect-between", true, "run the simulator's own collector to completion before each measured phase, not inside one (false: as before 2026-12-01)")
 	flag.DurationVar(&cfg.Settle, "settle", 0, "how long the fleet runs after the join before the steady window")
 	flag.BoolVar(&cfg.Restart, "restart", true, "restart the server and time the fleet's return")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound on each phase")
