@@ -77,3 +77,14 @@ func TestSlowBeatSeconds(t *testing.T) {
 		t.Errorf("no slow beats: %q; want empty", got)
 	}
 }
+
+func TestTooManyByResource(t *testing.T) {
+	text := []byte(`skiff_http_requests_total{resource="heartbeat",verb="create",code="429"} 59
+skiff_http_requests_total{resource="stats",verb="create",code="429"} 141
+skiff_http_requests_total{resource="stats",verb="create",code="204"} 900
+skiff_http_requests_total{resource="pods",verb="list",code="429"} 0
+`)
+	if got, want := tooManyByResource(text), "stats create 141, heartbeat create 59"; got != want {
+		t.Fatalf("tooManyByResource = %q; want %q", got, want)
+	}
+}

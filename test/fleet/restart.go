@@ -3,6 +3,9 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -63,8 +66,9 @@ func (r *run) restart(ctx context.Context) error {
 		r.rep.RestartHandshakes = [4]int{int(ParseSample(text, "skiff_tls_handshakes_total", `result="ok"`)), int(ParseSample(text, "skiff_tls_handshakes_resumed_total")),
 			int(ParseSample(text, "skiff_tls_handshakes_total", `result="failed"`)), int(ParseSample(text, "skiff_tls_handshakes_expired_total"))}
 		r.rep.Restart429s = int(ParseSample(text, "skiff_http_requests_total", `code="429"`))
-		r.progress("restart: every agent heartbeating %v after the new process started; TLS handshakes %d ok (%d resumed), %d failed (%d of them waited out their deadline for a slot); %d requests answered 429",
-			r.rep.RestartBeats.Round(100*time.Millisecond), r.rep.RestartHandshakes[0], r.rep.RestartHandshakes[1], r.rep.RestartHandshakes[2], r.rep.RestartHandshakes[3], r.rep.Restart429s)
+		r.progress("restart: every agent heartbeating %v after the new process started; TLS handshakes %d ok (%d resumed), %d failed (%d of them waited out their deadline for a slot); %d requests answered 429 (%s)",
+			r.rep.RestartBeats.Round(100*time.Millisecond), r.rep.RestartHandshakes[0], r.rep.RestartHandshakes[1], r.rep.RestartHandshakes[2], r.rep.RestartHandshakes[3], r.rep.Restart429s,
+			tooManyByResource(text))
 	}
 	if _, err := r.bindAll(ctx, "after", r.cfg.Agents, max(r.cfg.BindRate, 1000)); err != nil {
 		return err
@@ -81,4 +85,53 @@ func (r *run) restart(ctx context.Context) error {
 	r.progress("restart: stopped in %v; from the new process's start: ready %v, every agent heartbeating %v, a new pod at every agent %v; server CPU %.1f%%, %v",
 		r.rep.RestartDown, r.rep.RestartReady, r.rep.RestartBeats, r.rep.RestartStreams, r.rep.RestartCPU, b)
 	return nil
+}
+
+// tooManyByResource lists the server's 429 answers by resource and verb,
+// most first ("heartbeat create 5, ..."), from its /metrics text.
+func tooManyByResource(text []byte) string {
+	type row struct {
+		what string
+		n    float64
+	}
+	var rows []row
+	for line := range strings.Lines(string(text)) {
+		rest, ok := strings.CutPrefix(line, "skiff_http_requests_total{")
+		if !ok || !strings.Contains(rest, `code="429"`) {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil || n == 0 {
+			continue
+		}
+		var res, verb string
+		for kv := range strings.SplitSeq(labels, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "resource":
+				res = strings.Trim(v, `"`)
+			case "verb":
+				verb = strings.Trim(v, `"`)
+			}
+		}
+		rows = append(rows, row{res + " " + verb, n})
+	}
+	slices.SortStableFunc(rows, func(a, b row) int {
+		switch {
+		case a.n > b.n:
+			return -1
+		case a.n < b.n:
+			return 1
+		}
+		return 0
+	})
+	parts := make([]string, len(rows))
+	for i, r := range rows {
+		parts[i] = fmt.Sprintf("%s %.0f", r.what, r.n)
+	}
+	return strings.Join(parts, ", ")
 }
