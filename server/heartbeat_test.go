@@ -72,11 +72,7 @@ func TestUsageReportCountsAsHeartbeat(t *testing.T) {
 	clk := clock.NewFake(time.Now())
 	h := startHarness(t, "", clk)
 	admin := h.adminToken()
-	creds := map[string]string{}
-	for _, n := range []string{"edge-1", "edge-2"} {
-		_, creds[n] = h.join(h.joinToken(), n, "")
-		h.mustDo(http.MethodPost, "/api/v1/nodes", admin, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"`+n+`"}}`, http.StatusCreated)
-	}
+	creds := h.joinNodes("edge-1", "edge-2")
 	lastHeartbeat := func(node string) *time.Time {
 		t.Helper()
 		var u NodeUsage

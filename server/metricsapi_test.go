@@ -151,11 +151,7 @@ func TestMetricsAPIHostileNode(t *testing.T) {
 	clk := clock.NewFake(time.Now())
 	h := startHarness(t, "", clk)
 	admin := h.adminToken()
-	creds := map[string]string{}
-	for _, n := range []string{"edge-1", "edge-2"} {
-		_, creds[n] = h.join(h.joinToken(), n, "")
-		h.mustDo(http.MethodPost, "/api/v1/nodes", admin, fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":%q}}`, n), http.StatusCreated)
-	}
+	creds := h.joinNodes("edge-1", "edge-2")
 	for i := 0; i < 2; i++ {
 		at := clk.Now().UTC()
 		h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/stats", creds["edge-1"], report(at, float64(i), podUsage("a", "uid-a", float64(i), 1<<20)), http.StatusNoContent)
@@ -192,4 +188,15 @@ func TestMetricsAPIHostileNode(t *testing.T) {
 		t.Errorf("DELETE node metrics = %d; want 404 or 405", code)
 	}
 	h.mustDo(http.MethodGet, "/apis/metrics.k8s.io/v1beta1/nodes/edge-1", admin, "", http.StatusOK)
+}
+
+// joinNodes joins each node and creates its Node (as an admin), and
+// returns the nodes' credentials by name.
+func (h *harness) joinNodes(names ...string) map[string]string {
+	creds := map[string]string{}
+	for _, n := range names {
+		_, creds[n] = h.join(h.joinToken(), n, "")
+		h.mustDo(http.MethodPost, "/api/v1/nodes", h.adminToken(), fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":%q}}`, n), http.StatusCreated)
+	}
+	return creds
 }

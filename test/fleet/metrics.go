@@ -114,24 +114,21 @@ func (m *Metrics) Report(d time.Duration) {
 
 // TakeReports returns the usage reports' round trips recorded since the
 // last call, sorted, and forgets them.
-func (m *Metrics) TakeReports() []time.Duration {
-	m.mu.Lock()
-	r := m.reports
-	m.reports = nil
-	m.mu.Unlock()
-	slices.Sort(r)
-	return r
-}
+func (m *Metrics) TakeReports() []time.Duration { return m.takeSorted(&m.reports) }
 
 // TakeHeartbeats returns the heartbeat round trips recorded since the
 // last call, sorted, and forgets them.
-func (m *Metrics) TakeHeartbeats() []time.Duration {
+func (m *Metrics) TakeHeartbeats() []time.Duration { return m.takeSorted(&m.beats) }
+
+// takeSorted empties *from (under the lock) and returns what it held,
+// sorted.
+func (m *Metrics) takeSorted(from *[]time.Duration) []time.Duration {
 	m.mu.Lock()
-	b := m.beats
-	m.beats = nil
+	d := *from
+	*from = nil
 	m.mu.Unlock()
-	slices.Sort(b)
-	return b
+	slices.Sort(d)
+	return d
 }
 
 // Percentile is the q-quantile (0..1) of sorted durations.
