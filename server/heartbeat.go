@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -37,22 +38,36 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, api.NewBadRequest("node name %q: %s", name, errs))
 		return
 	}
-	// An existence check, so an agent whose Node was deleted learns it
-	// and registers again.
+	if unknown, ok := s.knownNode(w, r, name); ok {
+		s.heard(w, name, s.clk.Now(), unknown)
+	}
+}
+
+// knownNode checks that Node name exists (an agent whose Node was
+// deleted learns it, and registers again) and says whether its Ready is
+// the controller's Unknown. When it cannot tell, or the Node is gone, it
+// answers (503, 404) and returns ok false.
+func (s *server) knownNode(w http.ResponseWriter, r *http.Request, name string) (unknown, ok bool) {
 	exists, unknown, err := s.nodeState(r.Context(), name)
 	if err != nil {
 		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot read node %s", name))
-		return
+		return false, false
 	}
 	if !exists {
 		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
-		return
+		return false, false
 	}
-	s.liveness.Beat(name, s.clk.Now())
+	return unknown, true
+}
+
+// heard records that the node's agent was heard from at now (a
+// heartbeat, a usage report) and answers 204, or 205 when the node
+// lifecycle controller marked it unreachable (Ready=Unknown) while it was
+// silent: the agent believes its conditions unchanged, and 205 asks it
+// to send them again.
+func (s *server) heard(w http.ResponseWriter, name string, now time.Time, unknown bool) {
+	s.liveness.Beat(name, now)
 	if unknown {
-		// The node lifecycle controller marked the node unreachable
-		// (Ready=Unknown) while it was silent; the agent believes its
-		// conditions unchanged. 205 asks it to send them again.
 		w.WriteHeader(http.StatusResetContent)
 		return
 	}

@@ -71,23 +71,13 @@ func (s *server) postStats(w http.ResponseWriter, r *http.Request) {
 	}
 	// The Node must exist; a warm server knows without a store read (a
 	// report every 15 s per agent).
-	exists, unknown, err := s.nodeState(r.Context(), name)
-	if err != nil {
-		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot read node %s", name))
-		return
-	}
-	if !exists {
-		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
+	unknown, ok := s.knownNode(w, r, name)
+	if !ok {
 		return
 	}
 	now := s.clk.Now()
 	s.measured.Add(name, rep, now)
-	s.liveness.Beat(name, now)
-	if unknown {
-		w.WriteHeader(http.StatusResetContent)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	s.heard(w, name, now, unknown)
 }
 
 // metricsRoutes serves metrics.k8s.io/v1beta1 NodeMetrics and PodMetrics

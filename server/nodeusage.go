@@ -21,7 +21,8 @@ type NodeUsage struct {
 	// IntervalSeconds is the time between samples.
 	IntervalSeconds int `json:"intervalSeconds"`
 	// LastHeartbeat is when the server last heard from the node's agent
-	// (a status write, a heartbeat or a usage report) since it started (exact, unlike the stored conditions' lastHeartbeatTime,
+	// (a status write, a heartbeat or a usage report) since it started
+	// (exact, unlike the stored conditions' lastHeartbeatTime,
 	// which may lag by minutes); absent when none has been seen.
 	LastHeartbeat *time.Time     `json:"lastHeartbeat,omitempty"`
 	Samples       []usage.Sample `json:"samples"`

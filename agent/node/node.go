@@ -338,22 +338,18 @@ func (r *Registrar) heartbeat(ctx context.Context) error {
 	now := r.clk.Now()
 	r.mu.Lock()
 	light := r.lightOK && !imagesChanged && sig == r.sentSig && now.Sub(r.sentAt) < statusSnapshot
-	wanted := r.wanted
-	r.wanted = false
-	if wanted {
+	if r.wanted {
 		// Asked for in answer to a usage report: as a beat's 205.
-		light, r.asked = false, true
+		light, r.asked, r.wanted = false, true, false
 	}
-	skip := light && !r.heardAt.IsZero() && now.Sub(r.heardAt) < r.cfg.Heartbeat*9/10
-	if skip {
+	if light && !r.heardAt.IsZero() && now.Sub(r.heardAt) < r.cfg.Heartbeat*9/10 {
 		// The server heard from the agent moments ago and counted it as
 		// a heartbeat: the next beat is due a heartbeat after that.
 		r.beatDue = r.heardAt.Add(jittered(r.cfg.Heartbeat))
-	}
-	r.mu.Unlock()
-	if skip {
+		r.mu.Unlock()
 		return nil
 	}
+	r.mu.Unlock()
 	probing := false
 	if light {
 		// Nothing to report but being alive: the lightweight call, with

@@ -53,7 +53,7 @@ type Config struct {
 	Heard func(at time.Time)
 	// StatusWanted, when set, is called when the server answered 205: it
 	// marked the node unreachable, and wants the full conditions again
-	// (the registrar's Trigger).
+	// (the registrar's StatusWanted).
 	StatusWanted func()
 }
 
