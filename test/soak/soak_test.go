@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// minSamples is the fewest samples a run charts.
+const minSamples = 5
+
 // settings are the soak's knobs, from the environment (make soak sets
 // them): SKIFF_SOAK_DURATION (default 20s, the short form in go test),
 // SKIFF_SOAK_RATE pod creates per second (10), SKIFF_SOAK_OUT where
@@ -97,7 +100,11 @@ func TestSoak(t *testing.T) {
 		cfg.duration, cfg.rate, cfg.lifetime, cfg.interval, cfg.out)
 
 	ch := &churn{c: c, rate: cfg.rate, lifetime: cfg.lifetime}
-	runCtx, stop := context.WithTimeout(ctx, cfg.duration)
+	// The churn lasts the duration and until minSamples are in: on a
+	// loaded box one sample can take seconds, and a short run of few
+	// samples would chart nothing. The sampler ends it, at the latest a
+	// minute past the duration.
+	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -106,7 +113,7 @@ func TestSoak(t *testing.T) {
 	var samples []Sample
 	start := time.Now()
 	tick := time.NewTicker(cfg.interval)
-	for done := false; !done; {
+	for {
 		s, err := sample(ctx, c, time.Since(start))
 		if err != nil {
 			t.Errorf("sample: %v", err)
@@ -117,12 +124,13 @@ func TestSoak(t *testing.T) {
 				s.At.Seconds(), float64(s.DBBytes)/mib, float64(s.WALBytes)/mib, float64(s.ServerRSS)/mib, float64(s.AgentRSS)/mib,
 				s.ServerGoroutines, s.AgentGoroutines, s.Pods, s.Containers, s.Shims, s.Created)
 		}
-		select {
-		case <-runCtx.Done():
-			done = true
-		case <-tick.C:
+		if el := time.Since(start); el >= cfg.duration && (len(samples) >= minSamples-1 || el >= cfg.duration+time.Minute) {
+			break
 		}
+		<-tick.C
 	}
+	stop()
+	ran := time.Since(start)
 	tick.Stop()
 	wg.Wait()
 	if s, err := sample(ctx, c, time.Since(start)); err == nil {
@@ -132,7 +140,7 @@ func TestSoak(t *testing.T) {
 
 	created, deleted := ch.counts()
 	t.Logf("churn: %d created, %d deleted (%.1f creates/s), %d failed requests, %d creates skipped at the cap",
-		created, deleted, float64(created)/cfg.duration.Seconds(), ch.failed(), ch.skipped())
+		created, deleted, float64(created)/ran.Seconds(), ch.failed(), ch.skipped())
 	stats := Summarise(samples)
 	t.Logf("summary (start is after the first %.0f%% of the run):\n%s", Warmup*100, FormatSummary(stats))
 	writeOutputs(t, cfg.out, samples)
@@ -192,8 +200,8 @@ func writeOutputs(t *testing.T, dir string, samples []Sample) {
 	if b := img.Bounds(); b.Dx() != 2*panelW || b.Dy() != 2*panelH {
 		t.Errorf("soak.png is %v", b)
 	}
-	if rows := strings.Count(csvBuf.String(), "\n"); rows != len(samples)+1 || len(samples) < 5 {
-		t.Errorf("soak.csv has %d lines for %d samples (want at least 5)", rows, len(samples))
+	if rows := strings.Count(csvBuf.String(), "\n"); rows != len(samples)+1 || len(samples) < minSamples {
+		t.Errorf("soak.csv has %d lines for %d samples (want at least %d)", rows, len(samples), minSamples)
 	}
 	t.Logf("wrote %s and %s", filepath.Join(dir, "soak.csv"), filepath.Join(dir, "soak.png"))
 }

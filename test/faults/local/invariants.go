@@ -13,8 +13,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/containerd/containerd/api/services/tasks/v1"
+	tasktypes "github.com/containerd/containerd/api/types/task"
 	ctdclient "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 
@@ -73,34 +76,47 @@ func (c *Cluster) readContainerd(ctx context.Context, s *State) error {
 	}
 	defer cl.Close()
 	nctx := namespaces.WithNamespace(ctx, agent.Namespace)
-	cs, err := cl.Containers(nctx)
+	// One List carries every container's labels; the task states are
+	// then asked for side by side. containerd 1.6 answers a task Get
+	// from the task's shim, and a shim still starting its container
+	// holds the answer for up to its 2 s state timeout: one at a time, a
+	// churning node's fifty pods took a sample 5 to 17 s.
+	cs, err := cl.ContainerService().List(nctx)
 	if err != nil {
 		return fmt.Errorf("list containers: %w", err)
 	}
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, 16)
+	)
 	for _, ct := range cs {
-		labels, err := ct.Labels(nctx)
-		if err != nil {
-			continue // removed meanwhile
-		}
-		uid := labels[runtime.LabelPodUID]
+		uid := ct.Labels[runtime.LabelPodUID]
 		if uid == "" {
 			continue
 		}
 		s.Sandboxes[uid] = true
-		task, err := ct.Task(nctx, nil)
-		if err != nil {
-			continue // no task: created or reaped
-		}
-		st, err := task.Status(nctx)
-		if err != nil || st.Status != ctdclient.Running {
-			continue
-		}
-		name := labels[runtime.LabelContainerName]
-		if s.Running[uid] == nil {
-			s.Running[uid] = map[string]int{}
-		}
-		s.Running[uid][name]++
-		s.IDs[uid] = append(s.IDs[uid], ct.ID())
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			resp, err := cl.TaskService().Get(nctx, &tasks.GetRequest{ContainerID: ct.ID})
+			if err != nil || resp.Process == nil || resp.Process.Status != tasktypes.Status_RUNNING {
+				return // no task (created or reaped), or not running
+			}
+			name := ct.Labels[runtime.LabelContainerName]
+			mu.Lock()
+			defer mu.Unlock()
+			if s.Running[uid] == nil {
+				s.Running[uid] = map[string]int{}
+			}
+			s.Running[uid][name]++
+			s.IDs[uid] = append(s.IDs[uid], ct.ID)
+		}()
+	}
+	wg.Wait()
+	for _, ids := range s.IDs {
+		sort.Strings(ids)
 	}
 	for _, dir := range []string{"sandboxes", "netns"} {
 		ents, err := os.ReadDir(filepath.Join(c.AgentDataDir, "agent", dir))
