@@ -42,6 +42,7 @@ func (s *server) newScheduler() error {
 	}
 	nodeIPAM, err := ipam.NewController(ipam.Config{
 		Store: s.store, ClusterCIDR: cfg.ClusterCIDR, Clock: s.clk, Logger: s.log.With("component", "node-ipam"),
+		Recorder: s.events.NewRecorder("node-ipam-controller", ""),
 	})
 	if err != nil {
 		return err

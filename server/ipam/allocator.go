@@ -25,6 +25,11 @@ type Allocator struct {
 	cluster netip.Prefix
 	byCIDR  map[netip.Prefix]string // subnet -> node
 	byNode  map[string]netip.Prefix
+	// low is the index of the lowest subnet that may be free: every one
+	// below it is taken. Allocate scans from it, so a fleet's joins do
+	// not walk every taken subnet each (10 000 joins over a /8 did 50
+	// million map lookups).
+	low uint32
 }
 
 // NewAllocator returns an empty allocator over cluster, an IPv4 prefix of
@@ -42,6 +47,25 @@ func NewAllocator(cluster string) (*Allocator, error) {
 
 // Cluster is the cluster CIDR.
 func (a *Allocator) Cluster() netip.Prefix { return a.cluster }
+
+// size is the number of subnets of the cluster CIDR.
+func (a *Allocator) size() uint32 { return 1 << (SubnetBits - a.cluster.Bits()) }
+
+// Free is the number of subnets nobody holds.
+func (a *Allocator) Free() int { return int(a.size()) - len(a.byCIDR) }
+
+// subnet is the i-th subnet of the cluster CIDR.
+func (a *Allocator) subnet(i uint32) netip.Prefix {
+	base := a.cluster.Addr().As4()
+	v := (uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8) + i<<8
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), 0}), SubnetBits)
+}
+
+// index is the position of subnet p (a /24 inside the cluster CIDR).
+func (a *Allocator) index(p netip.Prefix) uint32 {
+	b, base := p.Addr().As4(), a.cluster.Addr().As4()
+	return (uint32(b[0])<<16 | uint32(b[1])<<8 | uint32(b[2])) - (uint32(base[0])<<16 | uint32(base[1])<<8 | uint32(base[2]))
+}
 
 // Get returns node's subnet, if it has one.
 func (a *Allocator) Get(node string) (netip.Prefix, bool) {
@@ -75,18 +99,17 @@ func (a *Allocator) Allocate(node string) (netip.Prefix, error) {
 	if p, ok := a.byNode[node]; ok {
 		return p, nil
 	}
-	n := 1 << (SubnetBits - a.cluster.Bits())
-	base := a.cluster.Addr().As4()
-	start := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8
-	for i := range n {
-		v := start + uint32(i)<<8
-		p := netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), 0}), SubnetBits)
+	n := a.size()
+	for i := a.low; i < n; i++ {
+		p := a.subnet(i)
 		if _, taken := a.byCIDR[p]; !taken {
 			a.byCIDR[p] = node
 			a.byNode[node] = p
+			a.low = i + 1
 			return p, nil
 		}
 	}
+	a.low = n
 	return netip.Prefix{}, fmt.Errorf("node %s: all %d /%d subnets of %s are taken: %w", node, n, SubnetBits, a.cluster, ErrFull)
 }
 
@@ -95,6 +118,7 @@ func (a *Allocator) Release(node string) {
 	if p, ok := a.byNode[node]; ok {
 		delete(a.byNode, node)
 		delete(a.byCIDR, p)
+		a.low = min(a.low, a.index(p))
 	}
 }
 

@@ -2,6 +2,7 @@ package ipam
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -69,5 +70,46 @@ func TestNewAllocatorRejectsBadClusterCIDR(t *testing.T) {
 		if _, err := NewAllocator(c); err == nil {
 			t.Errorf("NewAllocator(%q) = nil error; want one", c)
 		}
+	}
+}
+
+// TestAllocatorFreeAndLowestAfterRelease fills a range, frees subnets
+// out of order and checks Allocate still takes the lowest free one and
+// Free counts them.
+func TestAllocatorFreeAndLowestAfterRelease(t *testing.T) {
+	a, err := NewAllocator("10.40.0.0/14") // 1 024 subnets
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Free() != 1024 {
+		t.Fatalf("Free() = %d on an empty /14; want 1024", a.Free())
+	}
+	if err := a.Occupy("held", "10.40.5.0/24"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1023 {
+		if _, err := a.Allocate(fmt.Sprintf("n%d", i)); err != nil {
+			t.Fatalf("Allocate #%d: %v", i, err)
+		}
+	}
+	if p, _ := a.Get("n5"); p.String() != "10.40.6.0/24" {
+		t.Fatalf("n5 holds %v; want 10.40.6.0/24 (10.40.5.0/24 was occupied)", p)
+	}
+	if _, err := a.Allocate("extra"); !errors.Is(err, ErrFull) || a.Free() != 0 {
+		t.Fatalf("Allocate on a full /14 = %v, Free() = %d; want ErrFull, 0", err, a.Free())
+	}
+	a.Release("n1000") // the 1 002nd subnet (index 1 001): 10.43.233.0/24
+	a.Release("n3")    // 10.40.3.0/24
+	a.Release("held")  // 10.40.5.0/24
+	if a.Free() != 3 {
+		t.Fatalf("Free() = %d after three releases; want 3", a.Free())
+	}
+	for _, want := range []string{"10.40.3.0/24", "10.40.5.0/24", "10.43.233.0/24"} {
+		if p, err := a.Allocate("again-" + want); err != nil || p.String() != want {
+			t.Fatalf("Allocate = %v, %v; want %s", p, err, want)
+		}
+	}
+	if _, err := a.Allocate("extra"); !errors.Is(err, ErrFull) {
+		t.Fatalf("Allocate on a full range again = %v; want ErrFull", err)
 	}
 }

@@ -1,8 +1,14 @@
 package ipam
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,5 +115,131 @@ func TestControllerAssignsReleasesAndReconcilesRealSQLite(t *testing.T) {
 			t.Fatalf("nodes %s and %s share pod CIDR %s", other, name, c)
 		}
 		seen[c] = name
+	}
+}
+
+// fakeRecorder keeps the events recorded.
+type fakeRecorder struct {
+	mu     sync.Mutex
+	events []string // "node reason"
+}
+
+func (r *fakeRecorder) Eventf(_ context.Context, obj api.Object, typ, reason, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, obj.GetObjectMeta().Name+" "+typ+" "+reason)
+}
+
+func (r *fakeRecorder) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+// lockedBuffer is a log sink safe for the controller's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), s)
+}
+
+// TestControllerQueuesNodesWhenTheRangeIsUsedUp: with every subnet
+// taken, a node without one waits (an event on it, one warning in the
+// log for the lot, no store write per later change), and a released
+// subnet goes to the first node still waiting.
+func TestControllerQueuesNodesWhenTheRangeIsUsedUp(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	rec := &fakeRecorder{}
+	logs := &lockedBuffer{}
+	c, err := NewController(Config{Store: st, ClusterCIDR: "10.42.0.0/23", Recorder: rec,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { c.Run(rctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	for _, name := range []string{"a", "b"} {
+		if err := st.Create(ctx, node(name, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitCIDR(t, st, "a", "10.42.0.0/24")
+	waitCIDR(t, st, "b", "10.42.1.0/24")
+	for _, name := range []string{"c", "d", "e"} {
+		if err := st.Create(ctx, node(name, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"c Warning CIDRNotAvailable", "d Warning CIDRNotAvailable", "e Warning CIDRNotAvailable"}
+	eventually(t, "an event on each waiting node", func() bool { return slices.Equal(rec.list(), want) })
+
+	// Later changes of a waiting node write nothing and say nothing.
+	before := st.Revision()
+	for i := range 5 {
+		if _, err := st.GuaranteedUpdate(ctx, "nodes", "", "d", func(cur api.Object) (api.Object, error) {
+			n := cur.(*api.Node)
+			n.Labels = map[string]string{"change": strconv.Itoa(i)}
+			return n, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A marker node's event shows the controller has seen the changes.
+	if err := st.Create(ctx, node("f", "")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the marker node's event", func() bool { return len(rec.list()) == 4 })
+	if got := st.Revision() - before; got != 6 {
+		t.Errorf("the store moved %d revisions for 5 label changes and a create; the controller wrote %d times", got, got-6)
+	}
+	if n := logs.count("cluster CIDR is used up"); n != 1 {
+		t.Errorf("%d warnings that the range is used up; want 1:\n%s", n, logs.b.String())
+	}
+	if n := logs.count("level=WARN"); n != 1 {
+		t.Errorf("%d warnings in all; want 1:\n%s", n, logs.b.String())
+	}
+
+	// a's subnet goes to c; d leaves the queue, so b's goes to e.
+	if _, err := st.Delete(ctx, "nodes", "", "a", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitCIDR(t, st, "c", "10.42.0.0/24")
+	if _, err := st.Delete(ctx, "nodes", "", "d", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Delete(ctx, "nodes", "", "b", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitCIDR(t, st, "e", "10.42.1.0/24")
+	if o, err := st.Get(ctx, "nodes", "", "f"); err != nil || o.(*api.Node).Spec.PodCIDR != "" {
+		t.Fatalf("node f = %v, %v; want it still without a pod CIDR", o, err)
+	}
+}
+
+// eventually polls cond (the controller runs on real I/O) for 10 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after 10s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling real I/O
 	}
 }
