@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
+	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -82,5 +85,53 @@ func TestHPACKTableBoundedFromFirstRequest(t *testing.T) {
 		if err != nil {
 			t.Errorf("request %d: %v", i, err)
 		}
+	}
+}
+
+// TestNodeCallsSendFewHeaderFields: a heartbeat and a usage report
+// reach the HTTP/2 server with user agent, authorization and content
+// headers only (no Accept, no Accept-Encoding): the server allocates for
+// every field of each of a fleet's thousands of calls a second.
+func TestNodeCallsSendFewHeaderFields(t *testing.T) {
+	var mu sync.Mutex
+	var got []http.Header
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 {
+			t.Errorf("%s %s over %s; want HTTP/2", r.Method, r.URL.Path, r.Proto)
+		}
+		io.Copy(io.Discard, r.Body) //nolint:errcheck // drained
+		mu.Lock()
+		got = append(got, r.Header.Clone())
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw})
+	c, err := New(Config{Server: ts.URL, CAData: caPEM, Token: "node-credential"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	ctx := context.Background()
+	for _, body := range []io.Reader{nil, strings.NewReader(`{"time":"2026-12-02T00:00:00Z"}`)} {
+		resp, err := c.Do(ctx, http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"Authorization,Content-Length,User-Agent", "Authorization,Content-Length,Content-Type,User-Agent"}
+	for i, h := range got {
+		names := slices.Sorted(maps.Keys(h))
+		if strings.Join(names, ",") != want[i] {
+			t.Errorf("request %d carried %v; want %s", i, names, want[i])
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d requests reached the server; want %d", len(got), len(want))
 	}
 }
