@@ -50,7 +50,7 @@ func (s *server) audit(r *http.Request, ri *requestInfo, code int, now time.Time
 		return
 	}
 	e := auditEntry{
-		Time: now.UTC().Format(time.RFC3339Nano), Identity: ri.identity, Verb: ri.attrs.Verb,
+		Time: now.UTC().Format(time.RFC3339Nano), Identity: ri.who(), Verb: ri.attrs.Verb,
 		APIGroup: ri.attrs.APIGroup, Resource: ri.attrs.Resource, Subresource: ri.attrs.Subresource,
 		Namespace: ri.attrs.Namespace, Name: ri.attrs.Name,
 		Path: r.URL.Path, Code: code, Source: clientIP(r),

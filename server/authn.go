@@ -22,10 +22,16 @@ func withIdentity(ctx context.Context, id auth.Identity) context.Context {
 }
 
 // identityFrom returns the identity the authenticate middleware stored in
-// ctx, or the anonymous identity.
+// ctx (in the request's requestInfo, or as a value of its own where no
+// request log runs), or the anonymous identity.
 func identityFrom(ctx context.Context) auth.Identity {
-	id, _ := ctx.Value(identityKey{}).(auth.Identity)
-	return id
+	if id, ok := ctx.Value(identityKey{}).(auth.Identity); ok {
+		return id
+	}
+	if ri := requestInfoFrom(ctx); ri != nil && ri.authenticated {
+		return ri.id
+	}
+	return auth.Identity{}
 }
 
 // bearerToken returns the token of an "Authorization: Bearer <token>"
@@ -104,7 +110,9 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		if ri := requestInfoFrom(r.Context()); ri != nil {
-			ri.identity = id.String()
+			ri.id, ri.authenticated = id, true
+			next.ServeHTTP(w, r)
+			return
 		}
 		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
 	})

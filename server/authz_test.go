@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/server/auth"
 )
 
 func TestPodReferences(t *testing.T) {
@@ -111,5 +115,58 @@ func TestWatchStreamsAndShutdownEndsItRealTLS(t *testing.T) {
 	}
 	if d := time.Since(start); d > DefaultShutdownTimeout/2 {
 		t.Errorf("shutdown with an open watch took %v", d)
+	}
+}
+
+// TestRequestStateCarriesRouteInfoAndCancellation: the request log's one
+// context gives the router its routing context (URL parameters), the
+// handlers the requestInfo and the identity authentication stored in
+// it, and contexts derived from it end with the request's.
+func TestRequestStateCarriesRouteInfoAndCancellation(t *testing.T) {
+	s := &server{log: discardLogger()}
+	mux := chi.NewRouter()
+	mux.Use(func(next http.Handler) http.Handler { // as authenticate does
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ri := requestInfoFrom(r.Context())
+			if ri == nil {
+				t.Fatal("no requestInfo in the request's context")
+			}
+			ri.id, ri.authenticated = auth.Identity{Node: "edge-1"}, true
+			next.ServeHTTP(w, r)
+		})
+	})
+	ended := make(chan struct{})
+	mux.Get("/nodes/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if got := chi.URLParam(r, "name"); got != "edge-1" {
+			t.Errorf("URL parameter name = %q; want edge-1", got)
+		}
+		if got := r.PathValue("name"); got != "edge-1" {
+			t.Errorf("PathValue(name) = %q; want edge-1", got)
+		}
+		if id := identityFrom(r.Context()); id.Node != "edge-1" {
+			t.Errorf("identity %v; want node edge-1", id)
+		}
+		if got := chi.RouteContext(r.Context()).Routes; got != mux {
+			t.Errorf("routing context's Routes = %v; want the mux", got)
+		}
+		derived, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		go func() { <-derived.Done(); close(ended) }()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	rec := httptest.NewRecorder()
+	s.logRequests(mux).ServeHTTP(rec, httptest.NewRequest("GET", "/nodes/edge-1", nil).WithContext(ctx))
+	if rec.Code != http.StatusNoContent {
+		t.Fatalf("answered %d; want 204", rec.Code)
+	}
+	cancel()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a context derived from the request's did not end with it")
+	}
+	if id := identityFrom(context.Background()); id.Admin || id.Node != "" {
+		t.Errorf("identity outside a request = %v; want anonymous", id)
 	}
 }

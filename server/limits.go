@@ -84,9 +84,8 @@ func (b *deadlineBody) lift() {
 // place that knows them: an endpoint that streams for long, such as an
 // agent tunnel, must be recognised here.
 func isLongRunning(r *http.Request) bool {
-	q := r.URL.Query()
 	switch {
-	case isTrueParam(q.Get("watch")), isTrueParam(q.Get("follow")):
+	case isTrueParam(queryParam(r, "watch")), isTrueParam(queryParam(r, "follow")):
 		return true
 	case strings.Contains(r.URL.Path, "/watch/"):
 		return true
@@ -102,6 +101,16 @@ func isLongRunning(r *http.Request) bool {
 }
 
 func isTrueParam(s string) bool { return s == "true" || s == "1" }
+
+// queryParam is r's first value of query parameter name, without
+// parsing a query that is not there (a fleet's heartbeats and reports
+// carry none; parsing allocates).
+func queryParam(r *http.Request, name string) string {
+	if r.URL.RawQuery == "" {
+		return ""
+	}
+	return r.URL.Query().Get(name)
+}
 
 // limitInFlight answers 429 with a Retry-After when limit requests other
 // than long-running ones and the health probes are already being served.

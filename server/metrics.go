@@ -37,7 +37,22 @@ type serverMetrics struct {
 
 	mu      sync.Mutex
 	writers []func(w *promtext.Writer) // figures read at scrape time
+
+	// labels caches each request kind's label strings (resource, verb
+	// and code are few), so observing a request builds none.
+	labelsMu sync.RWMutex
+	labels   map[requestKind]requestLabelSet
 }
+
+// requestKind is what a request is counted by.
+type requestKind struct {
+	resource, verb string
+	code           int
+}
+
+// requestLabelSet are a requestKind's labels for the counter and for
+// the latency histogram.
+type requestLabelSet struct{ counter, latency string }
 
 func newServerMetrics(st *storage.Store, live *apiserver.Liveness) *serverMetrics {
 	m := &serverMetrics{requests: promtext.NewCounterVec(), latency: promtext.NewHistVec(promtext.LatencyBounds), sessions: promtext.NewCounterVec()}
@@ -108,10 +123,32 @@ func (m *serverMetrics) observe(resource, verb string, code int, d time.Duration
 	if m == nil {
 		return
 	}
-	m.requests.Inc(promtext.Labels("resource", resource, "verb", verb, "code", strconv.Itoa(code)))
+	ls := m.requestLabels(requestKind{resource, verb, code})
+	m.requests.Inc(ls.counter)
 	if verb != "watch" { // a watch's duration is its lifetime, not latency
-		m.latency.With(promtext.Labels("resource", resource, "verb", verb)).Observe(d.Seconds())
+		m.latency.With(ls.latency).Observe(d.Seconds())
 	}
+}
+
+// requestLabels returns k's label strings, made once.
+func (m *serverMetrics) requestLabels(k requestKind) requestLabelSet {
+	m.labelsMu.RLock()
+	ls, ok := m.labels[k]
+	m.labelsMu.RUnlock()
+	if ok {
+		return ls
+	}
+	ls = requestLabelSet{
+		counter: promtext.Labels("resource", k.resource, "verb", k.verb, "code", strconv.Itoa(k.code)),
+		latency: promtext.Labels("resource", k.resource, "verb", k.verb),
+	}
+	m.labelsMu.Lock()
+	defer m.labelsMu.Unlock()
+	if m.labels == nil {
+		m.labels = map[requestKind]requestLabelSet{}
+	}
+	m.labels[k] = ls
+	return ls
 }
 
 // knownResources bounds the resource label to what the API serves.
@@ -157,7 +194,7 @@ func requestLabels(r *http.Request) (resource, verb string) {
 			segs = s[2:]
 		}
 	}
-	watch := r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1"
+	watch := isTrueParam(queryParam(r, "watch"))
 	if len(segs) > 0 && segs[0] == "watch" {
 		watch, segs = true, segs[1:]
 	}

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
 
@@ -49,20 +50,9 @@ func (s *server) postStats(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, api.NewBadRequest("node name %q: %s", name, errs))
 		return
 	}
-	var rep api.UsageReport
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReportBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rep); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeStatus(w, api.NewStatusError(http.StatusRequestEntityTooLarge, api.StatusReasonRequestEntityTooLarge, "usage report over %d bytes", maxReportBytes))
-			return
-		}
-		writeStatus(w, api.NewBadRequest("usage report: %v", err))
-		return
-	}
-	if err := dec.Decode(new(json.RawMessage)); err != io.EOF {
-		writeStatus(w, api.NewBadRequest("usage report: trailing data after the object"))
+	rep, status := readReport(r.Body)
+	if status != nil {
+		writeStatus(w, status)
 		return
 	}
 	if err := usage.ValidateReport(&rep); err != nil {
@@ -78,6 +68,35 @@ func (s *server) postStats(w http.ResponseWriter, r *http.Request) {
 	now := s.clk.Now()
 	s.measured.Add(name, rep, now)
 	s.heard(w, name, now, unknown)
+}
+
+// reportBufs are the buffers usage reports are read into; a fleet's
+// are hundreds a second, each about a kilobyte.
+var reportBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// readReport reads and strictly decodes a usage report body of at most
+// maxReportBytes: one pass of the API's decoder over a pooled buffer,
+// where a json.Decoder over the body allocated its own reading buffer
+// and state for every report.
+func readReport(body io.Reader) (api.UsageReport, *api.StatusError) {
+	var rep api.UsageReport
+	buf := reportBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 64<<10 {
+			reportBufs.Put(buf)
+		}
+	}()
+	if _, err := buf.ReadFrom(io.LimitReader(body, maxReportBytes+1)); err != nil {
+		return rep, api.NewBadRequest("usage report: read the body: %v", err)
+	}
+	if buf.Len() > maxReportBytes {
+		return rep, api.NewStatusError(http.StatusRequestEntityTooLarge, api.StatusReasonRequestEntityTooLarge, "usage report over %d bytes", maxReportBytes)
+	}
+	if err := api.DecodeJSON(buf.Bytes(), &rep); err != nil {
+		return api.UsageReport{}, api.NewBadRequest("usage report: %v", err)
+	}
+	return rep, nil
 }
 
 // metricsRoutes serves metrics.k8s.io/v1beta1 NodeMetrics and PodMetrics

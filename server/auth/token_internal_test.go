@@ -83,3 +83,28 @@ func FuzzParseNodeCredential(f *testing.F) {
 		}
 	})
 }
+
+// TestHashMatches checks the credential comparison against HashSecret,
+// and that it allocates nothing.
+func TestHashMatches(t *testing.T) {
+	want := HashSecret("s3cret")
+	for _, tc := range []struct {
+		want, secret string
+		ok           bool
+	}{
+		{want, "s3cret", true},
+		{want, "s3creT", false},
+		{want, "", false},
+		{want[:63], "s3cret", false},
+		{want + "0", "s3cret", false},
+		{"", "s3cret", false},
+		{strings.ToUpper(want), "s3cret", false}, // hex is lower case
+	} {
+		if got := hashMatches(tc.want, tc.secret); got != tc.ok {
+			t.Errorf("hashMatches(%q, %q) = %v; want %v", tc.want, tc.secret, got, tc.ok)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { hashMatches(want, "s3cret") }); n != 0 {
+		t.Errorf("hashMatches allocates %v times; want 0", n)
+	}
+}

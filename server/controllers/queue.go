@@ -33,7 +33,8 @@ type Queue struct {
 	due        dueHeap              // waiting's entries by time, and stale ones
 	failures   map[string]int
 	queuedAt   map[string]time.Time // when each ready key was queued
-	wake       chan struct{}        // closed and replaced on every change
+	wake       chan struct{}        // closed and replaced on a change while a Get waits on it
+	armed      bool                 // a Get took wake since it was made
 
 	adds, retries atomic.Uint64
 	wait, work    *promtext.Hist
@@ -90,9 +91,18 @@ func (q *Queue) enqueueLocked(key string) {
 	q.adds.Add(1)
 }
 
+// signalLocked wakes the Gets waiting on a change. With none waiting
+// it does nothing: a Get looks at the queue under the lock before it
+// waits. Making a channel on every add was a steady 10 000-node server's
+// largest allocation of its own (node lifecycle queues each node it
+// looks at again for its next deadline).
 func (q *Queue) signalLocked() {
+	if !q.armed {
+		return
+	}
 	close(q.wake)
 	q.wake = make(chan struct{})
+	q.armed = false
 }
 
 // AddAfter queues key once d has passed; an earlier pending delayed add
@@ -201,6 +211,7 @@ func (q *Queue) Get(ctx context.Context) (key string, ok bool) {
 			return k, true
 		}
 		wake := q.wake
+		q.armed = true
 		q.mu.Unlock()
 		var timeout <-chan time.Time
 		var t clock.Timer

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -123,5 +124,46 @@ func TestQueueDelayedKeys(t *testing.T) {
 	}
 	if l := len(q.due.h); l > 64 {
 		t.Errorf("%d heap entries left with nothing delayed", l)
+	}
+}
+
+// TestQueueAddWithoutWaitersAllocatesNothing: with no Get waiting, adding
+// a queued key again makes no wake channel; a Get that then waits is
+// still woken by the next add.
+func TestQueueAddWithoutWaitersAllocatesNothing(t *testing.T) {
+	q := NewQueue(nil)
+	q.Add("a")
+	if n := testing.AllocsPerRun(100, func() { q.Add("a") }); n != 0 {
+		t.Errorf("Add of a queued key allocates %v times; want 0", n)
+	}
+	if k, ok := q.Get(context.Background()); !ok || k != "a" {
+		t.Fatalf("Get = %q, %v; want a", k, ok)
+	}
+	q.Done("a")
+	got := make(chan string)
+	go func() {
+		k, _ := q.Get(context.Background())
+		got <- k
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; { // until the Get waits
+		q.mu.Lock()
+		armed := q.armed
+		q.mu.Unlock()
+		if armed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Get never waited")
+		}
+		runtime.Gosched()
+	}
+	q.Add("b")
+	select {
+	case k := <-got:
+		if k != "b" {
+			t.Fatalf("Get = %q; want b", k)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a waiting Get was not woken by Add")
 	}
 }
