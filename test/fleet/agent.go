@@ -233,7 +233,7 @@ func (t *timedAPI) Do(ctx context.Context, method, path string, body io.Reader) 
 		if err == nil {
 			t.agent.lastBeat.Store(time.Now().UnixNano())
 			if t.agent.cfg.Metrics != nil {
-				t.agent.cfg.Metrics.Report(time.Since(start))
+				t.agent.cfg.Metrics.Report(start, time.Since(start))
 			}
 		}
 		return resp, err

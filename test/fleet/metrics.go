@@ -20,6 +20,9 @@ type Metrics struct {
 	patches   int                  // of the beats, full node-status patches
 	reports   []time.Duration      // usage reports' round trips (they count as heartbeats)
 	delivered map[string]time.Time // ns/name → first arrival at its agent
+	// from: heartbeats and reports begun before it are not recorded
+	// (StartWindow).
+	from time.Time
 }
 
 // NewMetrics returns empty Metrics.
@@ -42,6 +45,10 @@ type BeatTrace struct {
 // phases.
 func (m *Metrics) Heartbeat(t BeatTrace) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t.Start.Before(m.from) {
+		return
+	}
 	m.beats = append(m.beats, t.Total)
 	if t.Patch {
 		m.patches++
@@ -49,7 +56,17 @@ func (m *Metrics) Heartbeat(t BeatTrace) {
 	if t.Total > SlowBeat {
 		m.slow = append(m.slow, t)
 	}
-	m.mu.Unlock()
+}
+
+// StartWindow forgets the heartbeats, reports and slow beats recorded so
+// far, and records only those that begin at t or later: a call that was
+// in flight when the window opened (held up, say, by the simulator's own
+// collection just before) belongs to what came before.
+func (m *Metrics) StartWindow(t time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.beats, m.reports, m.slow, m.patches = nil, nil, nil, 0
+	m.from = t
 }
 
 // TakeSlowBeats returns the slow heartbeats' traces recorded since the
@@ -104,12 +121,16 @@ func (m *Metrics) DeliveredCount() int {
 	return len(m.delivered)
 }
 
-// Report records one usage report's round trip: the server counts a
-// report as a heartbeat, and the agent skips the beat that would follow.
-func (m *Metrics) Report(d time.Duration) {
+// Report records the round trip d of a usage report begun at start: the
+// server counts a report as a heartbeat, and the agent skips the beat
+// that would follow.
+func (m *Metrics) Report(start time.Time, d time.Duration) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	if start.Before(m.from) {
+		return
+	}
 	m.reports = append(m.reports, d)
-	m.mu.Unlock()
 }
 
 // TakeReports returns the usage reports' round trips recorded since the

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -86,5 +87,28 @@ skiff_http_requests_total{resource="pods",verb="list",code="429"} 0
 `)
 	if got, want := tooManyByResource(text), "stats create 141, heartbeat create 59"; got != want {
 		t.Fatalf("tooManyByResource = %q; want %q", got, want)
+	}
+}
+
+// TestStartWindowDropsCallsBegunBefore: a heartbeat or report that was
+// in flight when the window opened is not the window's.
+func TestStartWindowDropsCallsBegunBefore(t *testing.T) {
+	m := NewMetrics()
+	t0 := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
+	m.Heartbeat(BeatTrace{Start: t0, Total: 10 * time.Millisecond})
+	m.StartWindow(t0.Add(time.Second))
+	m.Heartbeat(BeatTrace{Start: t0.Add(500 * time.Millisecond), Total: 3 * time.Second}) // held up across the opening
+	m.Report(t0.Add(900*time.Millisecond), 2*time.Second)
+	m.Heartbeat(BeatTrace{Start: t0.Add(time.Second), Total: 20 * time.Millisecond})
+	m.Heartbeat(BeatTrace{Start: t0.Add(2 * time.Second), Total: 150 * time.Millisecond})
+	m.Report(t0.Add(3*time.Second), 5*time.Millisecond)
+	if beats := m.TakeHeartbeats(); !slices.Equal(beats, []time.Duration{20 * time.Millisecond, 150 * time.Millisecond}) {
+		t.Errorf("heartbeats %v; want the two begun in the window", beats)
+	}
+	if reports := m.TakeReports(); !slices.Equal(reports, []time.Duration{5 * time.Millisecond}) {
+		t.Errorf("reports %v; want the one begun in the window", reports)
+	}
+	if slow, _ := m.TakeSlowBeats(); len(slow) != 1 || slow[0].Total != 150*time.Millisecond {
+		t.Errorf("slow beats %v; want the 150 ms one only", slow)
 	}
 }

@@ -335,9 +335,7 @@ func (r *run) steady(ctx context.Context) error {
 		}
 	}
 	r.collectOwn("the steady window")
-	r.metrics.TakeHeartbeats()
-	r.metrics.TakeReports()
-	r.metrics.TakeSlowBeats()
+	r.metrics.StartWindow(time.Now())
 	a, err := r.sample()
 	if err != nil {
 		return err
