@@ -1,7 +1,6 @@
 package ipam
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/testenv"
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -136,24 +136,6 @@ func (r *fakeRecorder) list() []string {
 	return slices.Clone(r.events)
 }
 
-// lockedBuffer is a log sink safe for the controller's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
-
 // TestControllerQueuesNodesWhenTheRangeIsUsedUp: with every subnet
 // taken, a node without one waits (an event on it, one warning in the
 // log for the lot, no store write per later change), and a released
@@ -163,7 +145,7 @@ func TestControllerQueuesNodesWhenTheRangeIsUsedUp(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	defer st.Close()
 	rec := &fakeRecorder{}
-	logs := &lockedBuffer{}
+	logs := &testenv.SyncBuffer{}
 	c, err := NewController(Config{Store: st, ClusterCIDR: "10.42.0.0/23", Recorder: rec,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
@@ -208,11 +190,11 @@ func TestControllerQueuesNodesWhenTheRangeIsUsedUp(t *testing.T) {
 	if got := st.Revision() - before; got != 6 {
 		t.Errorf("the store moved %d revisions for 5 label changes and a create; the controller wrote %d times", got, got-6)
 	}
-	if n := logs.count("cluster CIDR is used up"); n != 1 {
-		t.Errorf("%d warnings that the range is used up; want 1:\n%s", n, logs.b.String())
+	if n := strings.Count(logs.String(), "cluster CIDR is used up"); n != 1 {
+		t.Errorf("%d warnings that the range is used up; want 1:\n%s", n, logs)
 	}
-	if n := logs.count("level=WARN"); n != 1 {
-		t.Errorf("%d warnings in all; want 1:\n%s", n, logs.b.String())
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
+		t.Errorf("%d warnings in all; want 1:\n%s", n, logs)
 	}
 
 	// a's subnet goes to c; d leaves the queue, so b's goes to e.
