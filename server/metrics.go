@@ -123,15 +123,15 @@ func (m *serverMetrics) observe(resource, verb string, code int, d time.Duration
 	if m == nil {
 		return
 	}
-	ls := m.requestLabels(requestKind{resource, verb, code})
+	ls := m.labelsOf(requestKind{resource, verb, code})
 	m.requests.Inc(ls.counter)
 	if verb != "watch" { // a watch's duration is its lifetime, not latency
 		m.latency.With(ls.latency).Observe(d.Seconds())
 	}
 }
 
-// requestLabels returns k's label strings, made once.
-func (m *serverMetrics) requestLabels(k requestKind) requestLabelSet {
+// labelsOf returns k's label strings, made once.
+func (m *serverMetrics) labelsOf(k requestKind) requestLabelSet {
 	m.labelsMu.RLock()
 	ls, ok := m.labels[k]
 	m.labelsMu.RUnlock()

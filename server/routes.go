@@ -136,10 +136,9 @@ func requestInfoFrom(ctx context.Context) *requestInfo {
 // steady server's allocation at 10 000 agents).
 type requestState struct {
 	context.Context
-	info   requestInfo
-	rec    statusRecorder
-	route  chi.Context
-	routed bool // route is the routing context of the mux served
+	info  requestInfo
+	rec   statusRecorder
+	route chi.Context // the routing context, when Routes is set (the mux served)
 }
 
 // Value answers the request's own keys and asks the parent for the
@@ -149,7 +148,7 @@ func (st *requestState) Value(key any) any {
 	case requestInfoKey{}:
 		return &st.info
 	case chi.RouteCtxKey:
-		if st.routed {
+		if st.route.Routes != nil {
 			return &st.route
 		}
 	}
@@ -169,7 +168,7 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 		start := time.Now()
 		st := &requestState{Context: r.Context(), rec: statusRecorder{ResponseWriter: w}}
 		if mux != nil {
-			st.route.Routes, st.routed = mux, true
+			st.route.Routes = mux
 		}
 		resource, verb := requestLabels(r)
 		if verb == "watch" {

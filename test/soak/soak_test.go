@@ -124,6 +124,7 @@ func TestSoak(t *testing.T) {
 				s.At.Seconds(), float64(s.DBBytes)/mib, float64(s.WALBytes)/mib, float64(s.ServerRSS)/mib, float64(s.AgentRSS)/mib,
 				s.ServerGoroutines, s.AgentGoroutines, s.Pods, s.Containers, s.Shims, s.Created)
 		}
+		// The sample after the churn ends makes the last of minSamples.
 		if el := time.Since(start); el >= cfg.duration && (len(samples) >= minSamples-1 || el >= cfg.duration+time.Minute) {
 			break
 		}
