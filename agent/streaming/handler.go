@@ -162,15 +162,15 @@ func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request, rest string,
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
 
-	stdinR, stdinW := io.Pipe()
-	defer stdinR.Close()
+	stdin := newInbox(inboxMax)
+	defer stdin.Close()
 	if attach || !req.Stdin {
 		// Nobody reads stdin: input a client sends anyway is dropped
 		// rather than left to block the frame reader.
-		stdinR.Close()
+		stdin.Close()
 	}
 	resize := make(chan runtime.TermSize, 4)
-	go h.readFrames(conn, stdinW, resize, cancel)
+	go h.readFrames(conn, stdin, resize, cancel)
 
 	var st api.Status
 	if attach {
@@ -178,7 +178,7 @@ func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request, rest string,
 	} else {
 		o := runtime.ExecOptions{Cmd: req.Command, TTY: req.TTY}
 		if req.Stdin {
-			o.Stdin = stdinR
+			o.Stdin = stdin
 		}
 		if req.Stdout {
 			o.Stdout = chanWriter{s, tunnel.ChanStdout}
@@ -200,7 +200,7 @@ func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request, rest string,
 
 // readFrames feeds stdin and resize from the server's frames until the
 // stream ends, then cancels the session.
-func (h *Handler) readFrames(conn net.Conn, stdin *io.PipeWriter, resize chan<- runtime.TermSize, cancel context.CancelFunc) {
+func (h *Handler) readFrames(conn net.Conn, stdin *inbox, resize chan<- runtime.TermSize, cancel context.CancelFunc) {
 	defer cancel()
 	// Small: stdin arrives in keystrokes and pastes, and 100 open
 	// sessions each hold one.
@@ -209,7 +209,7 @@ func (h *Handler) readFrames(conn net.Conn, stdin *io.PipeWriter, resize chan<- 
 	stdinOpen := true
 	defer func() {
 		if stdinOpen {
-			stdin.CloseWithError(io.ErrUnexpectedEOF)
+			stdin.CloseWrite(io.ErrUnexpectedEOF)
 		}
 	}()
 	for {
@@ -236,7 +236,7 @@ func (h *Handler) readFrames(conn net.Conn, stdin *io.PipeWriter, resize chan<- 
 		case tunnel.ChanClose:
 			if len(p) == 1 && p[0] == tunnel.ChanStdin && stdinOpen {
 				stdinOpen = false
-				stdin.Close()
+				stdin.CloseWrite(nil)
 			}
 		}
 	}

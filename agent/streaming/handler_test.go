@@ -234,3 +234,49 @@ func TestExecIgnoresUnaskedStdin(t *testing.T) {
 		t.Fatalf("status = %q; want Success (the resize after the stdin reached the command)", got)
 	}
 }
+
+// sizeFirstExec is what the containerd runtime does with a terminal: it
+// takes the first size before it starts the command, which only then
+// reads stdin. It echoes the size and the input.
+type sizeFirstExec struct{}
+
+func (sizeFirstExec) ExecStream(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
+	var sz runtime.TermSize
+	select {
+	case sz = <-o.Resize:
+	case <-ctx.Done():
+		return -1, ctx.Err()
+	}
+	b, _ := io.ReadAll(o.Stdin)
+	fmt.Fprintf(o.Stdout, "%dx%d %s", sz.Width, sz.Height, b)
+	return 0, nil
+}
+
+// TestExecTTYSizeBehindInput: input typed at once can reach the agent
+// before the terminal's size (kubectl sends them on separate channels).
+// The size must still reach the command first: with stdin in a plain
+// pipe, the frame reader waited on input nobody read yet, and the
+// terminal was created without its size (a CI failure of
+// TestRemoteStreams: stty size said "standard input").
+func TestExecTTYSizeBehindInput(t *testing.T) {
+	addr := startHandler(t, &Handler{Targets: fakeTargets{}, Exec: sizeFirstExec{}})
+	rt := &http.Transport{}
+	defer rt.CloseIdleConnections()
+	req := tunnel.ExecRequest{Command: []string{"sh"}, Stdin: true, Stdout: true, TTY: true}
+	s, err := tunnel.OpenStream(context.Background(), rt, addr, tunnel.ExecPrefix+"default/p/c?"+req.Query())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tunnel.WriteFrame(s, tunnel.ChanStdin, []byte("stty size\n"))
+	tunnel.WriteFrame(s, tunnel.ChanStdin, []byte("exit\n"))
+	tunnel.WriteFrame(s, tunnel.ChanResize, []byte(`{"Width":101,"Height":31}`))
+	tunnel.WriteFrame(s, tunnel.ChanClose, []byte{tunnel.ChanStdin})
+	got := frames(t, s)
+	if want := "101x31 stty size\nexit\n"; got[tunnel.ChanStdout] != want {
+		t.Errorf("stdout = %q; want %q", got[tunnel.ChanStdout], want)
+	}
+	if !strings.Contains(got[tunnel.ChanStatus], "Success") {
+		t.Errorf("status = %q; want Success", got[tunnel.ChanStatus])
+	}
+}
