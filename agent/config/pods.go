@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/deepcopy"
 )
 
 // Annotations the agent puts on the pods it reads from its sources.
@@ -39,24 +40,10 @@ func StaticPodHash(pod *api.Pod) string {
 	return pod.Annotations[ConfigHashAnnotation]
 }
 
-// CopyPod returns a deep copy of pod (nil for nil). Pods hold only
-// JSON-shaped data with infallible marshalers, so a JSON round trip copies
-// every field; should it ever fail, a shallow copy is returned rather than
-// nothing.
+// CopyPod returns a deep copy of pod (nil for nil): nothing reachable
+// from it is shared with pod.
 func CopyPod(pod *api.Pod) *api.Pod {
-	if pod == nil {
-		return nil
-	}
-	out := &api.Pod{}
-	b, err := json.Marshal(pod)
-	if err == nil {
-		err = api.UnmarshalOwn(b, out)
-	}
-	if err != nil {
-		shallow := *pod
-		return &shallow
-	}
-	return out
+	return deepcopy.Of(pod)
 }
 
 // copyPods copies every pod of pods.

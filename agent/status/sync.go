@@ -11,6 +11,7 @@ import (
 
 	"github.com/skiffhq/skiff/agent/config"
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/deepcopy"
 )
 
 // job is a snapshot of one entry's work, taken under the lock and done
@@ -363,11 +364,11 @@ func mergeStatus(server, desired api.PodStatus) api.PodStatus {
 	return out
 }
 
-// copyStatus deep-copies a status through JSON, which also normalizes it
-// as the server will (second precision, nil for empty).
+// copyStatus deep-copies a status. It is compared only by its JSON
+// (jsonEqual), which normalizes it as the server will (second precision,
+// nil for empty), so the copy need not.
 func copyStatus(s api.PodStatus) api.PodStatus {
-	p := config.CopyPod(&api.Pod{Status: s})
-	return p.Status
+	return *deepcopy.Of(&s)
 }
 
 func jsonEqual(a, b any) bool {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/deepcopy"
 	"github.com/skiffhq/skiff/internal/uid"
 )
 
@@ -196,22 +197,13 @@ func mergeStringData(s *api.Secret) {
 	s.StringData = nil
 }
 
-// deepCopy copies obj through JSON: the types are plain data, and this
-// keeps copying correct as fields are added.
+// deepCopy copies obj: the types are plain data (see internal/deepcopy).
+// It was a JSON round trip, two of them in every status write.
 func deepCopy(obj api.Object) (api.Object, error) {
-	r, ok := api.ResourceOf(obj)
-	if !ok {
+	if _, ok := api.ResourceOf(obj); !ok {
 		return nil, fmt.Errorf("deep copy: unknown type %T", obj)
 	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("deep copy: %w", err)
-	}
-	out := r.New()
-	if err := json.Unmarshal(b, out); err != nil {
-		return nil, fmt.Errorf("deep copy: %w", err)
-	}
-	return out, nil
+	return deepcopy.Value(obj), nil
 }
 
 // newUID returns a random RFC 4122 version 4 UUID.

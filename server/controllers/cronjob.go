@@ -243,10 +243,7 @@ func (c *CronJobController) schedule(ctx context.Context, cj *api.CronJob, st *a
 // validated.
 func newCronJobJob(cj *api.CronJob, name string, scheduled, now time.Time) (*api.Job, error) {
 	t := cj.Spec.JobTemplate
-	tc, err := copyTemplate(&t.Spec.Template)
-	if err != nil {
-		return nil, err
-	}
+	tc := copyTemplate(&t.Spec.Template)
 	spec := t.Spec
 	spec.Template = tc
 	ann := maps.Clone(t.Annotations)

@@ -357,10 +357,7 @@ func newJobPod(j *api.Job, o owner, index int, now time.Time) (*api.Pod, error) 
 		return newPod(&j.Spec.Template, o, podPrefix(j.Name), nil, nil, "", now)
 	}
 	idx := strconv.Itoa(index)
-	t, err := copyTemplate(&j.Spec.Template)
-	if err != nil {
-		return nil, err
-	}
+	t := copyTemplate(&j.Spec.Template)
 	env := api.EnvVar{Name: envJobCompletionIndex, ValueFrom: &api.EnvVarSource{FieldRef: &api.ObjectFieldSelector{
 		APIVersion: "v1", FieldPath: "metadata.annotations['" + api.AnnotationJobCompletionIdx + "']"}}}
 	for i := range t.Spec.Containers {

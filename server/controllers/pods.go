@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/deepcopy"
 	"github.com/skiffhq/skiff/internal/uid"
 	"github.com/skiffhq/skiff/storage"
 )
@@ -167,17 +168,9 @@ func randomSuffix() string {
 	return string(b[:])
 }
 
-// copyTemplate deep-copies t (through JSON: plain data).
-func copyTemplate(t *api.PodTemplateSpec) (api.PodTemplateSpec, error) {
-	var tc api.PodTemplateSpec
-	b, err := json.Marshal(t)
-	if err != nil {
-		return tc, fmt.Errorf("copy template: %w", err)
-	}
-	if err := api.UnmarshalOwn(b, &tc); err != nil {
-		return tc, fmt.Errorf("copy template: %w", err)
-	}
-	return tc, nil
+// copyTemplate deep-copies t.
+func copyTemplate(t *api.PodTemplateSpec) api.PodTemplateSpec {
+	return *deepcopy.Of(t)
 }
 
 // owner describes the controller that makes a pod.
@@ -201,10 +194,7 @@ func (o owner) ref() api.OwnerReference {
 // suffix, labelled with extra, owned by o, bound to node when set. The
 // template is deep-copied. The result is defaulted and validated.
 func newPod(t *api.PodTemplateSpec, o owner, prefix string, extra, annotations map[string]string, node string, now time.Time) (*api.Pod, error) {
-	tc, err := copyTemplate(t)
-	if err != nil {
-		return nil, err
-	}
+	tc := copyTemplate(t)
 	p := &api.Pod{Spec: tc.Spec}
 	p.Labels = tc.Labels
 	if p.Labels == nil {

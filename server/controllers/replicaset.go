@@ -155,10 +155,7 @@ func writeReplicaSetStatus(ctx context.Context, store *storage.Store, in *Inform
 // the hash, controlled by d, with 0 replicas. The result is prepared as
 // the API server prepares a create, defaulted and validated.
 func newReplicaSet(d *api.Deployment, t *api.PodTemplateSpec, hash string, annotations map[string]string, now time.Time) (*api.ReplicaSet, error) {
-	tc, err := copyTemplate(t)
-	if err != nil {
-		return nil, err
-	}
+	tc := copyTemplate(t)
 	if tc.Labels == nil {
 		tc.Labels = map[string]string{}
 	}

@@ -192,10 +192,7 @@ func (c *StatefulSetController) createPod(ctx context.Context, s *api.StatefulSe
 			pinned = node
 		}
 	}
-	t, err := copyTemplate(tmpl)
-	if err != nil {
-		return nil, err
-	}
+	t := copyTemplate(tmpl)
 	for tn, cn := range vols {
 		found := false
 		for i := range t.Spec.Volumes {
