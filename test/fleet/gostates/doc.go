@@ -1,0 +1,11 @@
+// Command gostates reads a Go execution trace (a fleetprof server's
+// /debug/pprof/trace) and says where the goroutines whose own stack
+// holds a function spent their time: running, runnable (waiting for a
+// core), in system calls, or waiting. It is how docs/benchmarks.md
+// found the store's writer runnable four fifths of a placement.
+//
+//	go run . /tmp/place.trace 'storage.(*Store).writeLoop'
+//
+// It is a module of its own so that golang.org/x/exp stays out of
+// skiff's.
+package main
