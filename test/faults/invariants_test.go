@@ -129,7 +129,18 @@ func (h *agentHost) inspect() []runtime.PodStatus {
 		t.Fatalf("inspect %s: %v", h.name, err)
 	}
 	defer rt.Close()
-	pods, err := rt.ListPods(ctx)
+	// This runtime reaps exited tasks as it lists, beside the agent's,
+	// which reaps them too: a delete that loses that race fails with
+	// "ttrpc: closed" (the other delete shut the shim down). The task is
+	// gone then, and the next list does not see it.
+	var pods []runtime.PodStatus
+	for try := 1; ; try++ {
+		if pods, err = rt.ListPods(ctx); err == nil || try == 3 {
+			break
+		}
+		t.Logf("inspect %s (try %d): %v", h.name, try, err)
+		time.Sleep(200 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatalf("inspect %s: %v", h.name, err)
 	}
