@@ -198,7 +198,7 @@ func mergeStringData(s *api.Secret) {
 }
 
 // deepCopy copies obj: the types are plain data (see internal/deepcopy).
-// It was a JSON round trip, two of them in every status write.
+// It was a JSON round trip, one in every update and status write.
 func deepCopy(obj api.Object) (api.Object, error) {
 	if _, ok := api.ResourceOf(obj); !ok {
 		return nil, fmt.Errorf("deep copy: unknown type %T", obj)
