@@ -82,9 +82,25 @@ func (p *ptyExec) ExecStream(ctx context.Context, _ string, o runtime.ExecOption
 	if o.Stdin != nil {
 		go io.Copy(master, o.Stdin)
 	}
+	// Sizes are set through the file's RawConn, which holds it open for
+	// the call: Fd() beside the Close below is a data race (the race
+	// detector caught one when a resize came as the shell exited).
+	rc, err := master.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
-		for sz := range o.Resize {
-			_ = unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: sz.Height, Col: sz.Width})
+		for {
+			select {
+			case <-done:
+				return
+			case sz := <-o.Resize:
+				rc.Control(func(fd uintptr) { //nolint:errcheck // a closed file has no size to set
+					_ = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: sz.Height, Col: sz.Width})
+				})
+			}
 		}
 	}()
 	go io.Copy(o.Stdout, master)
