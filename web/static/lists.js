@@ -74,7 +74,12 @@ function sorted(id, caption, cols, objs, row, empty, groupOf) {
 // toolbar is the namespace picker (unless the token sees one namespace)
 // and the filter box.
 function toolbar(live, perms, extra) {
-  const nss = live.namespaces.list().map((n) => n.metadata.name).sort();
+  const nss = live.namespaces.list().map((n) => n.metadata.name);
+  // Until the namespaces are listed, the remembered choice is an option
+  // of its own: the picker shows what the lists are filtered by (scope
+  // drops a choice that the listed namespaces lack).
+  if (ui.ns && !nss.includes(ui.ns)) nss.push(ui.ns);
+  nss.sort();
   const sel = perms.ns ? null : h("select", { id: "ns-filter", onchange: (e) => { ui.ns = e.target.value; localStorage.setItem(NS_KEY, ui.ns); rerender(); } },
     h("option", { value: "" }, "All namespaces"), nss.map((n) => h("option", { value: n }, n)));
   if (sel) sel.value = ui.ns;
