@@ -46,8 +46,10 @@ func fixerOf(t reflect.Type) *fixer {
 }
 
 // build returns t's fixer. A type met again while it is being built (a
-// struct that points to its own type) gets the fixer under construction,
-// whose fn is set before any copy runs.
+// struct that points to its own type) gets the fixer under construction.
+// Only pointers, slices, maps and arrays lead back to a type being built
+// (a struct cannot hold itself), and their fn is set before their element
+// is built, so a struct's fields see every deep type as deep.
 func build(t reflect.Type, building map[reflect.Type]*fixer) *fixer {
 	if f, ok := fixers.Load(t); ok {
 		return f.(*fixer)
@@ -59,7 +61,8 @@ func build(t reflect.Type, building map[reflect.Type]*fixer) *fixer {
 	building[t] = f
 	switch t.Kind() {
 	case reflect.Pointer:
-		et, elem := t.Elem(), build(t.Elem(), building)
+		et := t.Elem()
+		var elem *fixer
 		f.fn = func(dst, src reflect.Value) {
 			if src.IsNil() {
 				return
@@ -71,8 +74,9 @@ func build(t reflect.Type, building map[reflect.Type]*fixer) *fixer {
 			}
 			dst.Set(n)
 		}
+		elem = build(et, building)
 	case reflect.Slice:
-		elem := build(t.Elem(), building)
+		var elem *fixer
 		f.fn = func(dst, src reflect.Value) {
 			if src.IsNil() {
 				return
@@ -86,8 +90,14 @@ func build(t reflect.Type, building map[reflect.Type]*fixer) *fixer {
 			}
 			dst.Set(n)
 		}
+		elem = build(t.Elem(), building)
 	case reflect.Array:
-		elem := build(t.Elem(), building)
+		switch t.Elem().Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Struct, reflect.Array:
+		default:
+			return f // numbers, strings: Go's own copy is whole
+		}
+		var elem *fixer
 		f.fn = func(dst, src reflect.Value) {
 			if elem.fn != nil {
 				for i := range src.Len() {
@@ -95,8 +105,9 @@ func build(t reflect.Type, building map[reflect.Type]*fixer) *fixer {
 				}
 			}
 		}
+		elem = build(t.Elem(), building)
 	case reflect.Map:
-		key, elem := build(t.Key(), building), build(t.Elem(), building)
+		var key, elem *fixer
 		f.fn = func(dst, src reflect.Value) {
 			if src.IsNil() {
 				return
@@ -108,6 +119,7 @@ func build(t reflect.Type, building map[reflect.Type]*fixer) *fixer {
 			}
 			dst.Set(n)
 		}
+		key, elem = build(t.Key(), building), build(t.Elem(), building)
 	case reflect.Interface:
 		f.fn = func(dst, src reflect.Value) {
 			if src.IsNil() {
@@ -124,16 +136,14 @@ func build(t reflect.Type, building map[reflect.Type]*fixer) *fixer {
 			if !sf.IsExported() {
 				continue
 			}
-			if ff := build(sf.Type, building); ff.fn != nil || building[sf.Type] == ff {
+			if ff := build(sf.Type, building); ff.fn != nil {
 				idx, fs = append(idx, i), append(fs, ff)
 			}
 		}
 		if len(idx) > 0 {
 			f.fn = func(dst, src reflect.Value) {
 				for k, i := range idx {
-					if fs[k].fn != nil {
-						fs[k].fn(dst.Field(i), src.Field(i))
-					}
+					fs[k].fn(dst.Field(i), src.Field(i))
 				}
 			}
 		}

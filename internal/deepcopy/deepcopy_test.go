@@ -103,6 +103,10 @@ func noShared(t *testing.T, path string, a, b reflect.Value) {
 		for _, k := range a.MapKeys() {
 			noShared(t, fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), b.MapIndex(k))
 		}
+	case reflect.Array:
+		for i := range a.Len() {
+			noShared(t, fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i))
+		}
 	case reflect.Interface:
 		if !a.IsNil() {
 			noShared(t, path, a.Elem(), b.Elem())
@@ -219,4 +223,30 @@ func TestValueCopiesWhatAnInterfaceHolds(t *testing.T) {
 	if deepcopy.Value(none) != nil {
 		t.Error("the copy of a nil interface is not nil")
 	}
+}
+
+// Types that lead back to themselves through a named slice and through
+// an array of pointers: the struct's field must be copied deeply though
+// its type is still being worked out when the struct's plan is made.
+type (
+	tree     struct{ Kids children }
+	children []tree
+	ring     [1]*cell
+	cell     struct {
+		Next ring
+		Val  []int
+	}
+)
+
+func TestOfFollowsNamedSlicesAndArraysBack(t *testing.T) {
+	// Each plan is first made from the slice and the array, so that the
+	// struct's is made while theirs are still in the works.
+	kids := children{{Kids: children{{}}}}
+	noShared(t, "children", reflect.ValueOf(deepcopy.Value(kids)), reflect.ValueOf(kids))
+	r := ring{{Next: ring{{Val: []int{1}}}, Val: []int{2}}}
+	rc := deepcopy.Value(r)
+	if !reflect.DeepEqual(rc, r) {
+		t.Fatal("the copy differs from the original")
+	}
+	noShared(t, "ring", reflect.ValueOf(rc), reflect.ValueOf(r))
 }
