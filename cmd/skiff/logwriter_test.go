@@ -56,9 +56,15 @@ func TestLogWriter(t *testing.T) {
 	w.Write([]byte("level=ERROR msg=two\n")) // no clock step: errors go out at once
 	waitUntil(t, "the error line", func() bool { return strings.Contains(out.String(), "msg=two") })
 
-	for range 10 { // 64-byte buffer: most are dropped, none block
+	// 64-byte buffer: most are dropped, none block. The output is held
+	// meanwhile, so that the flusher, kicked at half full, cannot drain
+	// the buffer between writes (it did on an idle box, and nothing was
+	// dropped).
+	out.mu.Lock()
+	for range 10 {
 		w.Write([]byte("level=INFO msg=three-four-five\n"))
 	}
+	out.mu.Unlock()
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
