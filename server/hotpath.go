@@ -60,6 +60,31 @@ func (h *hotPath) Missed(int64) {
 // nodeIndexBackoff bounds how fast a failed Node list is retried.
 var nodeIndexBackoff = backoff.Backoff{Min: 100 * time.Millisecond, Max: 10 * time.Second}
 
+// preloadNodeIndex lists the Nodes into the index once, before the
+// server listens, as Tokens.Warm preloads the credentials: a restarted
+// server otherwise answers its fleet's first heartbeats from the store,
+// one read each, while the list competes with the reconnecting fleet for
+// a core and a reader. It returns how many Nodes it loaded. On an error
+// runNodeIndex lists again once it runs.
+func (h *hotPath) preloadNodeIndex(ctx context.Context) (int, error) {
+	select {
+	case <-h.resync: // this list is the first
+	default:
+	}
+	raws, rev, err := h.s.store.ListRaw(ctx, "nodes", storage.ListOptions{})
+	if err == nil {
+		err = h.s.nodeIdx.load(raws, rev)
+	}
+	if err != nil {
+		select {
+		case h.resync <- struct{}{}:
+		default:
+		}
+		return 0, err
+	}
+	return len(raws), nil
+}
+
 // runNodeIndex lists the Nodes into the index at start and after the
 // store reports missed changes, until ctx ends.
 func (h *hotPath) runNodeIndex(ctx context.Context) error {

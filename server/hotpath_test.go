@@ -295,7 +295,7 @@ func TestInFlightHeartbeatSlots(t *testing.T) {
 }
 
 // TestRestartedServerPreloadsCredentials: a restarted server has every
-// node's credential in memory before the first request, so a fleet's
+// node's credential and Node in memory before the first request, so a fleet's
 // reconnect reads none from the store (each was a read and a decode per
 // node while 10,000 agents came back at once).
 func TestRestartedServerPreloadsCredentials(t *testing.T) {
@@ -307,16 +307,27 @@ func TestRestartedServerPreloadsCredentials(t *testing.T) {
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
-	h2 := startHarness(t, dir, clk)
+	var log syncBuffer
+	h2 := startHarnessWith(t, dir, clk, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) })
+	// Loaded before Ready, so before any agent could connect.
+	if !strings.Contains(log.String(), `msg="node index preloaded" nodes=1`) {
+		t.Errorf("the restarted server's log lacks the node index preload:\n%s", log.String())
+	}
 	h2.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNoContent)
-	var line string
+	lines := map[string]string{}
 	for _, l := range strings.Split(string(h2.mustDo(http.MethodGet, "/metrics", h2.adminToken(), "", http.StatusOK)), "\n") {
-		if strings.HasPrefix(l, `skiff_hotpath_store_reads_total{check="credential"}`) {
-			line = l
+		for _, check := range []string{"credential", "node"} {
+			if strings.HasPrefix(l, `skiff_hotpath_store_reads_total{check="`+check+`"}`) {
+				lines[check] = l
+			}
 		}
 	}
-	if !strings.HasSuffix(line, " 0") {
-		t.Errorf("after the restart: %q; want no credential read from the store", line)
+	// The node index too is loaded before the server listens, not by a
+	// loop that races the fleet's first heartbeats.
+	for _, check := range []string{"credential", "node"} {
+		if !strings.HasSuffix(lines[check], " 0") {
+			t.Errorf("after the restart: %q; want no %s read from the store", lines[check], check)
+		}
 	}
 	// A credential not preloaded (a node joined after) still works.
 	_, cred2 := h2.join(h2.joinToken(), "edge-2", "")

@@ -265,6 +265,11 @@ func (s *server) setup(ctx context.Context) error {
 	} else if n > 0 {
 		s.log.Info("node credentials preloaded", "nodes", n)
 	}
+	if n, err := s.hot.preloadNodeIndex(ctx); err != nil {
+		s.log.Warn("node index not preloaded; heartbeats read the store until it loads", "err", err)
+	} else if n > 0 {
+		s.log.Info("node index preloaded", "nodes", n)
+	}
 	ensureJoin := func(ctx context.Context, path string) error {
 		_, err := s.tokens.EnsureDefaultJoinToken(ctx, path)
 		return err
