@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/fields"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/server/auth"
 	"github.com/skiffhq/skiff/storage"
@@ -76,8 +77,18 @@ func (s secretStore) DeleteSecret(ctx context.Context, namespace, name string) e
 }
 
 // ListSecrets implements auth.SecretStore.
-func (s secretStore) ListSecrets(ctx context.Context, namespace string) ([]*api.Secret, error) {
-	objs, _, err := s.st.List(ctx, resourceSecrets, storage.ListOptions{Namespace: namespace})
+func (s secretStore) ListSecrets(ctx context.Context, namespace, secretType string) ([]*api.Secret, error) {
+	opts := storage.ListOptions{Namespace: namespace}
+	if secretType != "" {
+		// The store matches the type on its stored fields, before it
+		// unseals and decodes a row.
+		sel, err := fields.SelectorFromSet(fields.Set{"type": secretType})
+		if err != nil {
+			return nil, fmt.Errorf("list secrets: %w", err)
+		}
+		opts.Fields = sel
+	}
+	objs, _, err := s.st.List(ctx, resourceSecrets, opts)
 	if err != nil {
 		return nil, err
 	}

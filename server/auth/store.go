@@ -25,8 +25,11 @@ type SecretStore interface {
 	// DeleteSecret removes the secret, or returns an error satisfying
 	// api.IsNotFound when there is none.
 	DeleteSecret(ctx context.Context, namespace, name string) error
-	// ListSecrets returns every secret in namespace.
-	ListSecrets(ctx context.Context, namespace string) ([]*api.Secret, error)
+	// ListSecrets returns every secret in namespace of type secretType
+	// ("": of any type). A store should select by type before it
+	// decrypts and decodes: the join tokens are a few Secrets among a
+	// fleet's node credentials, and their sweep runs every minute.
+	ListSecrets(ctx context.Context, namespace, secretType string) ([]*api.Secret, error)
 }
 
 // Where and how join tokens and node credentials are stored: as Secrets in

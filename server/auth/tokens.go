@@ -175,7 +175,7 @@ func (t *Tokens) CreateJoinToken(ctx context.Context, ttl time.Duration, descrip
 // ones included. Secrets of another type in SystemNamespace are skipped; a
 // join token Secret this package cannot decode is an error naming it.
 func (t *Tokens) ListJoinTokens(ctx context.Context) ([]JoinTokenInfo, error) {
-	secrets, err := t.store.ListSecrets(ctx, SystemNamespace)
+	secrets, err := t.store.ListSecrets(ctx, SystemNamespace, SecretTypeJoinToken)
 	if err != nil {
 		return nil, fmt.Errorf("auth: list join tokens: %w", err)
 	}
@@ -199,7 +199,7 @@ func (t *Tokens) ListJoinTokens(ctx context.Context) ([]JoinTokenInfo, error) {
 // deleted. The garbage collector calls it periodically; a token deleted
 // meanwhile by someone else is not an error.
 func (t *Tokens) DeleteExpiredJoinTokens(ctx context.Context) (int, error) {
-	secrets, err := t.store.ListSecrets(ctx, SystemNamespace)
+	secrets, err := t.store.ListSecrets(ctx, SystemNamespace, SecretTypeJoinToken)
 	if err != nil {
 		return 0, fmt.Errorf("auth: delete expired join tokens: %w", err)
 	}
@@ -418,7 +418,7 @@ func (t *Tokens) Warm(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	gens := t.cache.generations()
-	secrets, err := t.store.ListSecrets(ctx, SystemNamespace)
+	secrets, err := t.store.ListSecrets(ctx, SystemNamespace, SecretTypeNodeCredential)
 	if err != nil {
 		return 0, fmt.Errorf("auth: warm the credential cache: %w", err)
 	}

@@ -17,8 +17,8 @@ type listHook struct {
 	during func()
 }
 
-func (l *listHook) ListSecrets(ctx context.Context, ns string) ([]*api.Secret, error) {
-	out, err := l.MemSecretStore.ListSecrets(ctx, ns)
+func (l *listHook) ListSecrets(ctx context.Context, ns, secretType string) ([]*api.Secret, error) {
+	out, err := l.MemSecretStore.ListSecrets(ctx, ns, secretType)
 	if l.during != nil {
 		l.during()
 	}

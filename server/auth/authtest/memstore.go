@@ -98,7 +98,7 @@ func (m *MemSecretStore) DeleteSecret(_ context.Context, namespace, name string)
 }
 
 // ListSecrets implements auth.SecretStore.
-func (m *MemSecretStore) ListSecrets(_ context.Context, namespace string) ([]*api.Secret, error) {
+func (m *MemSecretStore) ListSecrets(_ context.Context, namespace, secretType string) ([]*api.Secret, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.err != nil {
@@ -106,7 +106,7 @@ func (m *MemSecretStore) ListSecrets(_ context.Context, namespace string) ([]*ap
 	}
 	var out []*api.Secret
 	for _, k := range slices.Sorted(maps.Keys(m.secrets)) {
-		if strings.HasPrefix(k, namespace+"/") {
+		if strings.HasPrefix(k, namespace+"/") && (secretType == "" || m.secrets[k].Type == secretType) {
 			out = append(out, clone(m.secrets[k]))
 		}
 	}
