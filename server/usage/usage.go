@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
-	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/storage"
 )
@@ -34,7 +34,7 @@ type Sample struct {
 
 // Lister is the part of the store the Recorder reads.
 type Lister interface {
-	List(ctx context.Context, resource string, opts storage.ListOptions) ([]api.Object, int64, error)
+	ListRaw(ctx context.Context, resource string, opts storage.ListOptions) ([][]byte, int64, error)
 }
 
 var _ Lister = (*storage.Store)(nil)
@@ -59,8 +59,21 @@ type Recorder struct {
 	interval time.Duration
 	keep     int
 
-	mu     sync.RWMutex
-	series map[string][]Sample // oldest first, at most keep
+	mu sync.RWMutex
+	// rounds counts the samples taken; times[r%keep] is the time of
+	// sample r, for the latest keep of them.
+	rounds uint64
+	times  []time.Time
+	series map[string]*series
+}
+
+// series is one node's points: a node is in every sample from its first
+// (first) to the latest, or it is dropped. Until keep points are held
+// they are in order; then those of sample r are at (r-first)%keep,
+// overwritten in place: a full history allocates nothing more.
+type series struct {
+	first uint64
+	pts   []entry
 }
 
 // New returns a Recorder for cfg.
@@ -71,7 +84,7 @@ func New(cfg Config) (*Recorder, error) {
 	if cfg.Interval < 0 || cfg.Keep < 0 {
 		return nil, fmt.Errorf("usage: interval and keep must not be negative")
 	}
-	r := &Recorder{store: cfg.Store, clk: clock.Or(cfg.Clock), log: cfg.Logger, interval: cfg.Interval, keep: cfg.Keep, series: map[string][]Sample{}}
+	r := &Recorder{store: cfg.Store, clk: clock.Or(cfg.Clock), log: cfg.Logger, interval: cfg.Interval, keep: cfg.Keep, series: map[string]*series{}}
 	if r.interval == 0 {
 		r.interval = DefaultInterval
 	}
@@ -107,46 +120,67 @@ func (r *Recorder) Run(ctx context.Context) error {
 // SampleNow lists nodes and pods and records one sample of each node.
 // Nodes that are gone lose their history.
 func (r *Recorder) SampleNow(ctx context.Context) error {
-	nodeObjs, _, err := r.store.List(ctx, "nodes", storage.ListOptions{})
+	rawNodes, _, err := r.store.ListRaw(ctx, "nodes", storage.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
 	}
-	podObjs, _, err := r.store.List(ctx, "pods", storage.ListOptions{})
+	nodes := make([]nodeFigures, 0, len(rawNodes))
+	for _, raw := range rawNodes {
+		n, err := decodeNode(raw)
+		if err != nil {
+			return err
+		}
+		nodes = append(nodes, n)
+	}
+	rawNodes = nil
+	rawPods, _, err := r.store.ListRaw(ctx, "pods", storage.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("list pods: %w", err)
 	}
-	nodes := make([]*api.Node, 0, len(nodeObjs))
-	for _, o := range nodeObjs {
-		if n, ok := o.(*api.Node); ok {
-			nodes = append(nodes, n)
+	pods := make([]podFigures, 0, len(rawPods))
+	for _, raw := range rawPods {
+		p, err := decodePod(raw)
+		if err != nil {
+			return err
 		}
+		pods = append(pods, p)
 	}
-	pods := make([]*api.Pod, 0, len(podObjs))
-	for _, o := range podObjs {
-		if p, ok := o.(*api.Pod); ok {
-			pods = append(pods, p)
-		}
-	}
-	samples := Compute(nodes, pods, r.clk.Now())
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for name := range r.series {
-		if _, ok := samples[name]; !ok {
-			delete(r.series, name)
-		}
-	}
-	for name, s := range samples {
-		r.series[name] = appendRing(r.series[name], s, r.keep)
-	}
+	r.record(compute(nodes, pods), r.clk.Now())
 	return nil
 }
 
-// appendRing appends s to ss, dropping the oldest beyond keep.
-func appendRing(ss []Sample, s Sample, keep int) []Sample {
-	if len(ss) >= keep {
-		ss = append(ss[:0:0], ss[len(ss)-keep+1:]...)
+// record adds one sample of each node in pts, taken at now.
+func (r *Recorder) record(pts map[string]entry, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	round := r.rounds
+	if len(r.times) < r.keep {
+		r.times = append(r.times, now)
+	} else {
+		r.times[round%uint64(r.keep)] = now
 	}
-	return append(ss, s)
+	r.rounds++
+	for name := range r.series {
+		if _, ok := pts[name]; !ok {
+			delete(r.series, name)
+		}
+	}
+	for name, pt := range pts {
+		ser := r.series[name]
+		if ser == nil {
+			ser = &series{first: round}
+			r.series[name] = ser
+		}
+		if len(ser.pts) < r.keep {
+			if len(ser.pts) == cap(ser.pts) {
+				// Grow by doubling up to keep, not past it.
+				ser.pts = slices.Grow(ser.pts, min(max(2*cap(ser.pts), 4), r.keep)-len(ser.pts))[:len(ser.pts)]
+			}
+			ser.pts = append(ser.pts, pt)
+			continue
+		}
+		ser.pts[(round-ser.first)%uint64(r.keep)] = pt
+	}
 }
 
 // Samples returns a copy of node's samples, oldest first, and whether the
@@ -154,67 +188,19 @@ func appendRing(ss []Sample, s Sample, keep int) []Sample {
 func (r *Recorder) Samples(node string) ([]Sample, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	ss, ok := r.series[node]
-	return append([]Sample(nil), ss...), ok
-}
-
-// Compute returns one sample per node at now: a pure function of the
-// nodes and pods given.
-func Compute(nodes []*api.Node, pods []*api.Pod, now time.Time) map[string]Sample {
-	out := make(map[string]Sample, len(nodes))
-	for _, n := range nodes {
-		s := Sample{Time: now}
-		for _, c := range n.Status.Conditions {
-			if c.Type == api.NodeReady {
-				s.Ready = c.Status == api.ConditionTrue
-			}
-		}
-		if q, ok := n.Status.Allocatable[api.ResourceCPU]; ok {
-			s.CPUAllocatableMilli = q.MilliValue()
-		}
-		if q, ok := n.Status.Allocatable[api.ResourceMemory]; ok {
-			s.MemoryAllocatableBytes = q.Value()
-		}
-		out[n.Name] = s
+	ser, ok := r.series[node]
+	if !ok {
+		return nil, false
 	}
-	for _, p := range pods {
-		s, ok := out[p.Spec.NodeName]
-		if !ok || p.Status.Phase == api.PodSucceeded || p.Status.Phase == api.PodFailed {
-			continue
-		}
-		cpu, mem := PodRequests(p)
-		s.Pods++
-		s.CPURequestedMilli += cpu
-		s.MemoryRequestedBytes += mem
-		out[p.Spec.NodeName] = s
+	n := uint64(len(ser.pts))
+	out := make([]Sample, 0, n)
+	for round := r.rounds - n; round < r.rounds; round++ {
+		pt := ser.pts[(round-ser.first)%uint64(r.keep)]
+		out = append(out, Sample{
+			Time: r.times[round%uint64(r.keep)], Ready: pt.ready, Pods: int(pt.pods),
+			CPURequestedMilli: pt.cpuRequested, CPUAllocatableMilli: pt.cpuAllocatable,
+			MemoryRequestedBytes: pt.memoryRequested, MemoryAllocatableBytes: pt.memoryAllocatable,
+		})
 	}
-	return out
-}
-
-// PodRequests returns the CPU (milli) and memory (bytes) p requests: the
-// sum over its containers, or the largest init container's if larger.
-func PodRequests(p *api.Pod) (milliCPU, memory int64) {
-	for _, c := range p.Spec.Containers {
-		milliCPU += milliCPUOf(c.Resources.Requests)
-		memory += memoryOf(c.Resources.Requests)
-	}
-	for _, c := range p.Spec.InitContainers {
-		milliCPU = max(milliCPU, milliCPUOf(c.Resources.Requests))
-		memory = max(memory, memoryOf(c.Resources.Requests))
-	}
-	return milliCPU, memory
-}
-
-func milliCPUOf(l api.ResourceList) int64 {
-	if q, ok := l[api.ResourceCPU]; ok {
-		return q.MilliValue()
-	}
-	return 0
-}
-
-func memoryOf(l api.ResourceList) int64 {
-	if q, ok := l[api.ResourceMemory]; ok {
-		return q.Value()
-	}
-	return 0
+	return out, true
 }

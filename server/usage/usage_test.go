@@ -2,6 +2,7 @@ package usage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -37,7 +38,11 @@ func pod(name, nodeName string, phase api.PodPhase, reqs ...string) *api.Pod {
 	return p
 }
 
-func TestCompute(t *testing.T) {
+// TestSampleFigures: a sample, read from the stored JSON of nodes and
+// pods, counts each node's pods that have not finished, their requests
+// (an init container's when larger than the containers' sum), the
+// node's allocatable and Ready.
+func TestSampleFigures(t *testing.T) {
 	withInit := pod("init", "a", api.PodRunning, "100m", "10Mi")
 	withInit.Spec.InitContainers = []api.Container{{Name: "i", Resources: api.ResourceRequirements{Requests: api.ResourceList{api.ResourceCPU: resource.MustParse("1")}}}}
 	nodes := []*api.Node{node("a", "2", "1Gi", api.ConditionTrue), node("b", "500m", "512Mi", "False"), node("c", "1", "1Gi", "")}
@@ -50,18 +55,38 @@ func TestCompute(t *testing.T) {
 		pod("unbound", "", api.PodPending, "1", "1Gi"),
 		withInit,
 	}
-	got := Compute(nodes, pods, t0)
+	st := &fakeStore{}
+	st.set(nodes...)
+	for _, p := range pods {
+		st.pods = append(st.pods, p)
+	}
+	r, err := New(Config{Store: st, Clock: clock.NewFake(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SampleNow(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Sample{}
+	for _, name := range []string{"a", "b", "c", "gone", ""} {
+		if ss, ok := r.Samples(name); ok {
+			if len(ss) != 1 {
+				t.Fatalf("Samples(%q) = %+v; want one", name, ss)
+			}
+			got[name] = ss[0]
+		}
+	}
 	want := map[string]Sample{
 		"a": {Time: t0, Ready: true, Pods: 3, CPURequestedMilli: 250 + 250 + 100 + 1000, CPUAllocatableMilli: 2000, MemoryRequestedBytes: (64 + 64 + 100 + 10) << 20, MemoryAllocatableBytes: 1 << 30},
 		"b": {Time: t0, CPUAllocatableMilli: 500, MemoryAllocatableBytes: 512 << 20},
 		"c": {Time: t0, CPUAllocatableMilli: 1000, MemoryAllocatableBytes: 1 << 30},
 	}
 	if len(got) != len(want) {
-		t.Fatalf("Compute gave %d nodes; want %d: %+v", len(got), len(want), got)
+		t.Fatalf("the sample has %d nodes; want %d: %+v", len(got), len(want), got)
 	}
 	for name, w := range want {
 		if got[name] != w {
-			t.Errorf("Compute()[%q] = %+v; want %+v", name, got[name], w)
+			t.Errorf("sample of %q = %+v; want %+v", name, got[name], w)
 		}
 	}
 }
@@ -76,21 +101,27 @@ type fakeStore struct {
 	sampled chan struct{}
 }
 
-func (f *fakeStore) List(_ context.Context, resource string, _ storage.ListOptions) ([]api.Object, int64, error) {
+func (f *fakeStore) ListRaw(_ context.Context, resource string, _ storage.ListOptions) ([][]byte, int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
 		return nil, 0, f.err
 	}
+	objs := f.pods
 	if resource == "nodes" {
-		return append([]api.Object(nil), f.nodes...), 1, nil
+		objs = f.nodes
+	} else if f.sampled != nil {
+		defer func() { f.sampled <- struct{}{} }()
 	}
-	defer func() {
-		if f.sampled != nil {
-			f.sampled <- struct{}{}
+	var out [][]byte
+	for _, o := range objs {
+		b, err := json.Marshal(o)
+		if err != nil {
+			return nil, 0, err
 		}
-	}()
-	return append([]api.Object(nil), f.pods...), 1, nil
+		out = append(out, b)
+	}
+	return out, 1, nil
 }
 
 func (f *fakeStore) set(nodes ...*api.Node) {
@@ -189,4 +220,109 @@ func TestNewRejectsBadConfig(t *testing.T) {
 			t.Errorf("New(%+v) succeeded; want an error", c)
 		}
 	}
+}
+
+// TestRecorderRingKeepsOrderAcrossWraps: each node's history is the
+// latest Keep samples, oldest first, with each sample's own time and
+// figures, however many times its ring has wrapped; a node that joins
+// later has only its own samples, and one that leaves and comes back
+// starts afresh.
+func TestRecorderRingKeepsOrderAcrossWraps(t *testing.T) {
+	clk := clock.NewFake(t0)
+	st := &fakeStore{}
+	r, err := New(Config{Store: st, Clock: clk, Keep: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// Round i: node a has i pods; c is listed from round 4 on; b in
+	// rounds 0–1 and again from 5.
+	for i := range 9 {
+		nodes := []*api.Node{node("a", "1", "1Gi", api.ConditionTrue)}
+		if i >= 4 {
+			nodes = append(nodes, node("c", "2", "1Gi", api.ConditionTrue))
+		}
+		if i < 2 || i >= 5 {
+			nodes = append(nodes, node("b", "1", "1Gi", ""))
+		}
+		st.set(nodes...)
+		st.pods = nil
+		for j := range i {
+			st.pods = append(st.pods, pod("p"+string(rune('0'+j)), "a", api.PodRunning, "10m", "1Mi"))
+			st.pods = append(st.pods, pod("q"+string(rune('0'+j)), "c", api.PodRunning, "1m", "1Mi"))
+		}
+		if err := r.SampleNow(ctx); err != nil {
+			t.Fatal(err)
+		}
+		check := func(name string, wantPods []int) {
+			t.Helper()
+			ss, ok := r.Samples(name)
+			if !ok || len(ss) != len(wantPods) {
+				t.Fatalf("round %d: Samples(%s) = %+v, %v; want %d samples", i, name, ss, ok, len(wantPods))
+			}
+			for k, s := range ss {
+				round := i - len(ss) + 1 + k
+				if !s.Time.Equal(t0.Add(time.Duration(round)*time.Minute)) || s.Pods != wantPods[k] {
+					t.Errorf("round %d: Samples(%s)[%d] = %d pods at %v; want %d at %v", i, name, k, s.Pods, s.Time, wantPods[k], t0.Add(time.Duration(round)*time.Minute))
+				}
+			}
+		}
+		var wantA []int
+		for round := max(0, i-2); round <= i; round++ {
+			wantA = append(wantA, round)
+		}
+		check("a", wantA)
+		if i >= 4 {
+			var wantC []int
+			for round := max(4, i-2); round <= i; round++ {
+				wantC = append(wantC, round)
+			}
+			check("c", wantC)
+		}
+		switch {
+		case i >= 5:
+			check("b", make([]int, min(i-4, 3)))
+		case i >= 2:
+			if _, ok := r.Samples("b"); ok {
+				t.Errorf("round %d: b has history while it is not listed", i)
+			}
+		}
+		clk.Advance(time.Minute)
+	}
+}
+
+// TestSampleRefusesUndecodableObjects: a stored object the sample cannot
+// read fails the sample and leaves the history as it was.
+func TestSampleRefusesUndecodableObjects(t *testing.T) {
+	st := &rawStore{nodes: [][]byte{[]byte(`{"metadata":{"name":"a"},"status":{"allocatable":{"cpu":"1"}}}`)}}
+	r, err := New(Config{Store: st, Clock: clock.NewFake(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SampleNow(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct{ nodes, pods [][]byte }{
+		{nodes: [][]byte{[]byte(`{"metadata":`)}},
+		{nodes: st.nodes, pods: [][]byte{[]byte(`{"spec":{"containers":[{"resources":{"requests":{"cpu":"lots"}}}]}}`)}},
+	} {
+		bst := &rawStore{nodes: bad.nodes, pods: bad.pods}
+		r.store = bst
+		if err := r.SampleNow(context.Background()); err == nil {
+			t.Errorf("SampleNow of %q, %q succeeded; want an error", bad.nodes, bad.pods)
+		}
+	}
+	if ss, ok := r.Samples("a"); !ok || len(ss) != 1 || ss[0].CPUAllocatableMilli != 1000 {
+		t.Errorf("after failed samples: Samples(a) = %+v, %v; want the one good sample", ss, ok)
+	}
+}
+
+// rawStore serves fixed stored JSON.
+type rawStore struct{ nodes, pods [][]byte }
+
+func (s *rawStore) ListRaw(_ context.Context, resource string, _ storage.ListOptions) ([][]byte, int64, error) {
+	if resource == "nodes" {
+		return s.nodes, 1, nil
+	}
+	return s.pods, 1, nil
 }
