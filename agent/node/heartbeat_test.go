@@ -34,6 +34,9 @@ type fakeAPI struct {
 	// wantStatus answers the next lightweight heartbeat 205, as the
 	// server does while the node's Ready is the controller's Unknown.
 	wantStatus bool
+	// shedding refuses status writes 429, as a server whose in-flight
+	// slots are full does, while it still serves the lightweight beat.
+	shedding bool
 }
 
 type readyWrite struct {
@@ -166,6 +169,9 @@ func (f *fakeAPI) PatchStatus(ctx context.Context, res api.ResourceInfo, ns, nam
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.shedding {
+		return nil, api.NewStatusError(http.StatusTooManyRequests, api.StatusReasonTooManyRequests, "too many requests in flight; retry after 1 second(s)")
+	}
 	var patch struct {
 		Status struct {
 			Conditions []api.NodeCondition `json:"conditions"`
@@ -491,5 +497,57 @@ func TestRegistrarSkipsBeatsWhileReportsAreHeard(t *testing.T) {
 	stepUntil(clk, quiet.Add(time.Minute), step)
 	if n := f.beatsSince(quiet); n < 5 || n > 7 {
 		t.Fatalf("%d beats in the minute after the reports stopped; want about 6", n)
+	}
+}
+
+// TestRegistrarBeatsWhileTheServerShedsStatusWrites: while the server
+// refuses status writes (429, its in-flight slots full) but serves the
+// lightweight beat, a node whose full status write is due (here the
+// periodic snapshot) is still heard every heartbeat, so the server does
+// not mark it unreachable and evict its pods; the write lands once the
+// server takes it again. Retrying the write alone left a fleet silent.
+func TestRegistrarBeatsWhileTheServerShedsStatusWrites(t *testing.T) {
+	const hb, step = 10 * time.Second, 100 * time.Millisecond
+	start, clk, f, r, _ := runRegistrar(t, hb)
+	stepUntil(clk, start.Add(time.Minute), step)
+	if !r.Registered() {
+		t.Fatal("not registered after a minute with the server up")
+	}
+	f.mu.Lock()
+	f.shedding = true
+	f.mu.Unlock()
+	from := clk.Now()
+	end := start.Add(8 * time.Minute) // past the snapshot, due 5 minutes after registration
+	stepUntil(clk, end, step)
+	f.mu.Lock()
+	beats := append([]time.Time(nil), f.beats...)
+	f.shedding = false
+	f.mu.Unlock()
+	last := from
+	for _, b := range beats {
+		if b.Before(from) {
+			continue
+		}
+		if gap := b.Sub(last); gap > hb+hb/10+step {
+			t.Fatalf("no beat for %v from %v while status writes were refused; want one every heartbeat", gap, last.Sub(start))
+		}
+		last = b
+	}
+	if gap := end.Sub(last); gap > hb+hb/10+step {
+		t.Fatalf("no beat for the last %v of the refusals", gap)
+	}
+	for _, w := range f.readyWrites() {
+		if w.at.After(from) {
+			t.Fatalf("a Ready write at %v was taken while the server refused them", w.at.Sub(start))
+		}
+	}
+	back := clk.Now()
+	stepUntil(clk, back.Add(hb+hb/10+time.Second), step)
+	written := false
+	for _, w := range f.readyWrites() {
+		written = written || w.at.After(back) && w.status == api.ConditionTrue
+	}
+	if !written {
+		t.Fatal("the snapshot's Ready write did not follow within a heartbeat of the server taking writes again")
 	}
 }
