@@ -94,6 +94,43 @@ func TestListSelectors(t *testing.T) {
 	})
 }
 
+// TestScan: Scan hands over what ListRaw returns, in its order and at
+// its revision, and an error from the callback ends the scan at once and
+// is returned as is.
+func TestScan(t *testing.T) {
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		ctx := context.Background()
+		s := b.Open(t, storage.Options{})
+		for _, name := range []string{"c", "a", "b"} {
+			if err := s.Create(ctx, storagetest.Pod("ns", name, nil)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, wantRev, err := s.ListRaw(ctx, "pods", storage.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]byte
+		rev, err := s.Scan(ctx, "pods", storage.ListOptions{}, func(v []byte) error {
+			got = append(got, bytes.Clone(v))
+			return nil
+		})
+		if err != nil || rev != wantRev || len(got) != len(want) {
+			t.Fatalf("Scan = %d values at %d, %v; want %d at %d", len(got), rev, err, len(want), wantRev)
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Errorf("Scan's value %d = %s; want %s", i, got[i], want[i])
+			}
+		}
+		stop := errors.New("enough")
+		calls := 0
+		if _, err := s.Scan(ctx, "pods", storage.ListOptions{}, func([]byte) error { calls++; return stop }); err != stop || calls != 1 {
+			t.Errorf("Scan with a failing callback = %v after %d calls; want the callback's error after 1", err, calls)
+		}
+	})
+}
+
 // A list and a watch from the list's revision together must reproduce
 // the final state exactly, while writers run: the list is one snapshot.
 func TestListThenWatchIsConsistent(t *testing.T) {

@@ -3,11 +3,13 @@ package usage
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/storage"
 )
 
 // fleetNodeJSON and fleetPodJSON are stored objects as a fleet's agents
@@ -69,6 +71,61 @@ func BenchmarkSample(b *testing.B) {
 			}
 			for _, raw := range st.pods {
 				if err := api.UnmarshalOwn(raw, &api.Pod{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkSampleStore is one sample of 10,000 nodes and pods read from a
+// real SQLite store; "store List" is the store's decoded List of both,
+// what a sample read before.
+func BenchmarkSampleStore(b *testing.B) {
+	const n = 10000
+	ctx := context.Background()
+	st, err := storage.Open(ctx, storage.Options{Path: filepath.Join(b.TempDir(), "state.db"), CompactInterval: -1, CheckpointInterval: -1, ReserveBytes: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	for lo := 0; lo < n; lo += 1000 {
+		var objs []api.Object
+		for i := lo; i < lo+1000; i++ {
+			node := fmt.Sprintf("node-%05d", i)
+			no, po := &api.Node{}, &api.Pod{}
+			if err := api.UnmarshalOwn([]byte(strings.ReplaceAll(fleetNodeJSON, "NAME", node)), no); err != nil {
+				b.Fatal(err)
+			}
+			if err := api.UnmarshalOwn([]byte(strings.NewReplacer("NAME", fmt.Sprintf("web-%05d", i), "NODE", node).Replace(fleetPodJSON)), po); err != nil {
+				b.Fatal(err)
+			}
+			no.ResourceVersion, po.ResourceVersion = "", ""
+			objs = append(objs, no, po)
+		}
+		for _, err := range st.CreateBatch(ctx, objs) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("sample", func(b *testing.B) {
+		r, err := New(Config{Store: st, Clock: clock.NewFake(t0)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := r.SampleNow(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("store List", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, res := range []string{"nodes", "pods"} {
+				if _, _, err := st.List(ctx, res, storage.ListOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

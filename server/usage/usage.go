@@ -34,7 +34,7 @@ type Sample struct {
 
 // Lister is the part of the store the Recorder reads.
 type Lister interface {
-	ListRaw(ctx context.Context, resource string, opts storage.ListOptions) ([][]byte, int64, error)
+	Scan(ctx context.Context, resource string, opts storage.ListOptions, fn func(value []byte) error) (int64, error)
 }
 
 var _ Lister = (*storage.Store)(nil)
@@ -120,30 +120,21 @@ func (r *Recorder) Run(ctx context.Context) error {
 // SampleNow lists nodes and pods and records one sample of each node.
 // Nodes that are gone lose their history.
 func (r *Recorder) SampleNow(ctx context.Context) error {
-	rawNodes, _, err := r.store.ListRaw(ctx, "nodes", storage.ListOptions{})
-	if err != nil {
+	var nodes []nodeFigures
+	if _, err := r.store.Scan(ctx, "nodes", storage.ListOptions{}, func(raw []byte) error {
+		n, err := decodeNode(raw)
+		nodes = append(nodes, n)
+		return err
+	}); err != nil {
 		return fmt.Errorf("list nodes: %w", err)
 	}
-	nodes := make([]nodeFigures, 0, len(rawNodes))
-	for _, raw := range rawNodes {
-		n, err := decodeNode(raw)
-		if err != nil {
-			return err
-		}
-		nodes = append(nodes, n)
-	}
-	rawNodes = nil
-	rawPods, _, err := r.store.ListRaw(ctx, "pods", storage.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("list pods: %w", err)
-	}
-	pods := make([]podFigures, 0, len(rawPods))
-	for _, raw := range rawPods {
+	var pods []podFigures
+	if _, err := r.store.Scan(ctx, "pods", storage.ListOptions{}, func(raw []byte) error {
 		p, err := decodePod(raw)
-		if err != nil {
-			return err
-		}
 		pods = append(pods, p)
+		return err
+	}); err != nil {
+		return fmt.Errorf("list pods: %w", err)
 	}
 	r.record(compute(nodes, pods), r.clk.Now())
 	return nil

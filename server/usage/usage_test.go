@@ -101,11 +101,11 @@ type fakeStore struct {
 	sampled chan struct{}
 }
 
-func (f *fakeStore) ListRaw(_ context.Context, resource string, _ storage.ListOptions) ([][]byte, int64, error) {
+func (f *fakeStore) Scan(_ context.Context, resource string, _ storage.ListOptions, fn func([]byte) error) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
-		return nil, 0, f.err
+		return 0, f.err
 	}
 	objs := f.pods
 	if resource == "nodes" {
@@ -113,15 +113,16 @@ func (f *fakeStore) ListRaw(_ context.Context, resource string, _ storage.ListOp
 	} else if f.sampled != nil {
 		defer func() { f.sampled <- struct{}{} }()
 	}
-	var out [][]byte
 	for _, o := range objs {
 		b, err := json.Marshal(o)
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
-		out = append(out, b)
+		if err := fn(b); err != nil {
+			return 0, err
+		}
 	}
-	return out, 1, nil
+	return 1, nil
 }
 
 func (f *fakeStore) set(nodes ...*api.Node) {
@@ -320,9 +321,15 @@ func TestSampleRefusesUndecodableObjects(t *testing.T) {
 // rawStore serves fixed stored JSON.
 type rawStore struct{ nodes, pods [][]byte }
 
-func (s *rawStore) ListRaw(_ context.Context, resource string, _ storage.ListOptions) ([][]byte, int64, error) {
+func (s *rawStore) Scan(_ context.Context, resource string, _ storage.ListOptions, fn func([]byte) error) (int64, error) {
+	raws := s.pods
 	if resource == "nodes" {
-		return s.nodes, 1, nil
+		raws = s.nodes
 	}
-	return s.pods, 1, nil
+	for _, raw := range raws {
+		if err := fn(raw); err != nil {
+			return 0, err
+		}
+	}
+	return 1, nil
 }
