@@ -29,6 +29,13 @@ func (s *server) admit(r *http.Request, a apiserver.Attributes, obj, old api.Obj
 		if old == nil {
 			return admitNodePod(id, o)
 		}
+		// Authorization read the pod before the write did: the version
+		// written must be bound to this node too, as Kubernetes'
+		// NodeRestriction checks the stored pod. A pod deleted and made
+		// again on another node in between is not this node's to write.
+		if prev, ok := old.(*api.Pod); ok && prev.Spec.NodeName != id.Node {
+			return forbidden(fmt.Sprintf("%s may not write pod %s/%s: it is bound to node %q", id.String(), prev.Namespace, prev.Name, prev.Spec.NodeName))
+		}
 	case *api.Node:
 		var prev *api.Node
 		if n, ok := old.(*api.Node); ok {
