@@ -134,13 +134,21 @@ func (f *fakeStore) set(nodes ...*api.Node) {
 	}
 }
 
-func TestRecorderKeepsTheLatestSamplesAndForgetsGoneNodes(t *testing.T) {
+// newRecorder is a Recorder keeping keep samples of a fakeStore's nodes,
+// on a fake clock at t0.
+func newRecorder(t *testing.T, keep int) (*clock.Fake, *fakeStore, *Recorder) {
+	t.Helper()
 	clk := clock.NewFake(t0)
 	st := &fakeStore{}
-	r, err := New(Config{Store: st, Clock: clk, Keep: 3})
+	r, err := New(Config{Store: st, Clock: clk, Keep: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return clk, st, r
+}
+
+func TestRecorderKeepsTheLatestSamplesAndForgetsGoneNodes(t *testing.T) {
+	clk, st, r := newRecorder(t, 3)
 	ctx := context.Background()
 	st.set(node("a", "1", "1Gi", api.ConditionTrue), node("b", "1", "1Gi", api.ConditionTrue))
 	for i := range 5 {
@@ -229,12 +237,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 // later has only its own samples, and one that leaves and comes back
 // starts afresh.
 func TestRecorderRingKeepsOrderAcrossWraps(t *testing.T) {
-	clk := clock.NewFake(t0)
-	st := &fakeStore{}
-	r, err := New(Config{Store: st, Clock: clk, Keep: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	clk, st, r := newRecorder(t, 3)
 	ctx := context.Background()
 	// Round i: node a has i pods; c is listed from round 4 on; b in
 	// rounds 0–1 and again from 5.
