@@ -289,6 +289,13 @@ func (m *Manager) Run(ctx context.Context) error {
 	resync := m.clock.NewTicker(m.cfg.ResyncPeriod)
 	defer resync.Stop()
 	var timer clock.Timer
+	// armed is the due time the timer is set for (zero: not set). A
+	// wake that leaves the earliest due time as it was leaves the timer
+	// alone: re-arming it from a duration read a moment earlier could
+	// push it past a clock that moved meanwhile (a test's fake clock,
+	// advanced while the loop handled a late wake, so the write never
+	// came).
+	var armed time.Time
 	defer func() {
 		if timer != nil {
 			timer.Stop()
@@ -297,16 +304,20 @@ func (m *Manager) Run(ctx context.Context) error {
 	for {
 		var timerC <-chan time.Time
 		if due, ok := m.nextDue(); ok {
-			d := due.Sub(m.clock.Now())
-			if timer == nil {
-				timer = m.clock.NewTimer(d)
-			} else {
-				timer.Stop()
-				timer.Reset(d)
+			if !due.Equal(armed) {
+				d := due.Sub(m.clock.Now())
+				if timer == nil {
+					timer = m.clock.NewTimer(d)
+				} else {
+					timer.Stop()
+					timer.Reset(d)
+				}
+				armed = due
 			}
 			timerC = timer.C()
-		} else if timer != nil {
+		} else if !armed.IsZero() {
 			timer.Stop()
+			armed = time.Time{}
 		}
 		select {
 		case <-ctx.Done():
@@ -315,6 +326,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-resync.C():
 			m.markResync()
 		case <-timerC:
+			armed = time.Time{}
 			m.syncDue(ctx)
 			if m.afterSync != nil {
 				m.afterSync()
