@@ -71,18 +71,23 @@ func (h *hotPath) preloadNodeIndex(ctx context.Context) (int, error) {
 	case <-h.resync: // this list is the first
 	default:
 	}
-	raws, rev, err := h.s.store.ListRaw(ctx, "nodes", storage.ListOptions{})
-	if err == nil {
-		err = h.s.nodeIdx.load(raws, rev)
-	}
+	n, err := listNodeIndex(ctx, h.s.store, h.s.nodeIdx)
 	if err != nil {
 		select {
 		case h.resync <- struct{}{}:
 		default:
 		}
+	}
+	return n, err
+}
+
+// listNodeIndex lists every Node into x and returns how many it loaded.
+func listNodeIndex(ctx context.Context, st *storage.Store, x *nodeIndex) (int, error) {
+	raws, rev, err := st.ListRaw(ctx, "nodes", storage.ListOptions{})
+	if err != nil {
 		return 0, err
 	}
-	return len(raws), nil
+	return len(raws), x.load(raws, rev)
 }
 
 // runNodeIndex lists the Nodes into the index at start and after the
@@ -101,10 +106,7 @@ func runNodeIndex(ctx context.Context, st *storage.Store, x *nodeIndex, resync <
 			return nil
 		}
 		for {
-			raws, rev, err := st.ListRaw(ctx, "nodes", storage.ListOptions{})
-			if err == nil {
-				err = x.load(raws, rev)
-			}
+			_, err := listNodeIndex(ctx, st, x)
 			if err == nil {
 				bo.Reset()
 				break

@@ -120,24 +120,27 @@ func (r *Recorder) Run(ctx context.Context) error {
 // SampleNow lists nodes and pods and records one sample of each node.
 // Nodes that are gone lose their history.
 func (r *Recorder) SampleNow(ctx context.Context) error {
-	var nodes []nodeFigures
-	if _, err := r.store.Scan(ctx, "nodes", storage.ListOptions{}, func(raw []byte) error {
-		n, err := decodeNode(raw)
-		nodes = append(nodes, n)
-		return err
-	}); err != nil {
+	nodes, err := scanAll(ctx, r.store, "nodes", decodeNode)
+	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
 	}
-	var pods []podFigures
-	if _, err := r.store.Scan(ctx, "pods", storage.ListOptions{}, func(raw []byte) error {
-		p, err := decodePod(raw)
-		pods = append(pods, p)
-		return err
-	}); err != nil {
+	pods, err := scanAll(ctx, r.store, "pods", decodePod)
+	if err != nil {
 		return fmt.Errorf("list pods: %w", err)
 	}
 	r.record(compute(nodes, pods), r.clk.Now())
 	return nil
+}
+
+// scanAll decodes every stored object of resource with decode.
+func scanAll[T any](ctx context.Context, st Lister, resource string, decode func([]byte) (T, error)) ([]T, error) {
+	var out []T
+	_, err := st.Scan(ctx, resource, storage.ListOptions{}, func(raw []byte) error {
+		v, err := decode(raw)
+		out = append(out, v)
+		return err
+	})
+	return out, err
 }
 
 // record adds one sample of each node in pts, taken at now.
