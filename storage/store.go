@@ -57,6 +57,7 @@ type Store struct {
 	slowWrites    atomic.Int64 // transactions and tasks that held the writer over slowWrite
 
 	ops        chan *op
+	batches    chan *op // CreateBatch and UpdateBatch tasks: the writer takes these first
 	closing    chan struct{} // closed when Close starts
 	writerDone chan struct{}
 	loopsDone  chan struct{}
@@ -94,6 +95,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		resources:  make(map[string]*api.ResourceInfo),
 		byType:     make(map[reflect.Type]*api.ResourceInfo),
 		ops:        make(chan *op, opts.MaxBatch),
+		batches:    make(chan *op, 16),
 		closing:    make(chan struct{}),
 		writerDone: make(chan struct{}),
 		loopsDone:  make(chan struct{}),

@@ -31,6 +31,7 @@ type op struct {
 	current bool  // on ErrConflict, return the current value (GuaranteedUpdate)
 	task    func(ctx context.Context, w *writer) error
 	what    string // names a task in the slow-writer warning ("": a task that commits, noted by commit)
+	batch   bool   // a CreateBatch or UpdateBatch task: queued in the writer's first lane
 
 	rev    int64  // the op's revision
 	value  []byte // the stored value (for delete: the last state)
@@ -61,8 +62,12 @@ func (s *Store) submit(ctx context.Context, o *op) error {
 func (s *Store) submitOnce(ctx context.Context, o *op) error {
 	o.ctx = ctx
 	o.done = make(chan struct{})
+	queue := s.ops
+	if o.batch {
+		queue = s.batches
+	}
 	select {
-	case s.ops <- o:
+	case queue <- o:
 	case <-s.closing:
 		return ErrClosed
 	case <-ctx.Done():
@@ -87,12 +92,30 @@ func (s *Store) submitOnce(ctx context.Context, o *op) error {
 // MaxBatch), runs consecutive writes in one transaction with one fsync,
 // publishes the committed changes to watchers in revision order, and only
 // then answers the callers.
+//
+// Batches (CreateBatch, UpdateBatch) have a lane of their own, which the
+// writer empties before it takes single ops. Their callers are the control
+// loops (a controller creating a ReplicaSet's pods, the scheduler's
+// binders), and each waits for its batch before it makes the next: behind
+// a fleet's status writes, which queue by the hundred while pods start,
+// each wait was several transactions long, and the placement was paced by
+// it. A batch is bounded (a controller's slow start, a binder's take), so
+// single ops still get every other turn.
 func (s *Store) writeLoop() {
 	defer close(s.writerDone)
 	batch := make([]*op, 0, s.opts.MaxBatch)
 	for {
 		batch = batch[:0]
 		select {
+		case o := <-s.batches:
+			s.runTask(o)
+			continue
+		default:
+		}
+		select {
+		case o := <-s.batches:
+			s.runTask(o)
+			continue
 		case o := <-s.ops:
 			batch = append(batch, o)
 		case <-s.closing:
@@ -130,6 +153,9 @@ func (s *Store) drainClosed() {
 	for {
 		select {
 		case o := <-s.ops:
+			o.err = ErrClosed
+			close(o.done)
+		case o := <-s.batches:
 			o.err = ErrClosed
 			close(o.done)
 		default:

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/storage/internal/fixtures"
 )
@@ -233,6 +234,76 @@ func TestCheckpointCopiesBesideTheWriter(t *testing.T) {
 	for _, name := range []string{"p000", "p299", "during"} {
 		if _, err := s.Get(ctx, "pods", "default", name); err != nil {
 			t.Errorf("pod %s after the checkpoint and a reopen: %v", name, err)
+		}
+	}
+}
+
+// TestBatchesGoFirst: a batch (a controller's creates, the scheduler's
+// binds) submitted behind queued single writes (a fleet's status writes)
+// is committed before them, so a control loop waiting for its batch does
+// not wait out the queue.
+func TestBatchesGoFirst(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "state.db"), CompactInterval: -1, CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	held, hold := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = s.submit(ctx, &op{kind: opTask, task: func(context.Context, *writer) error {
+			close(held)
+			<-hold
+			return nil
+		}})
+	})
+	<-held
+	singles := make([]api.Object, 8)
+	singleErrs := make([]error, len(singles))
+	for i := range singles {
+		singles[i] = fixtures.ConfigMap("default", fmt.Sprint("single", i), nil)
+		wg.Go(func() { singleErrs[i] = s.Create(ctx, singles[i]) })
+	}
+	waitUntil(t, "the single writes queued", func() bool { return len(s.ops) == len(singles) })
+	batch := []api.Object{fixtures.ConfigMap("default", "batch0", nil), fixtures.ConfigMap("default", "batch1", nil)}
+	var batchErrs []error
+	wg.Go(func() { batchErrs = s.CreateBatch(ctx, batch) })
+	waitUntil(t, "the batch queued", func() bool { return len(s.batches) == 1 })
+	close(hold)
+	wg.Wait()
+
+	rev := func(o api.Object) int64 {
+		r, err := parseRevision(o.GetObjectMeta().ResourceVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	lastBatch := int64(0)
+	for i, err := range batchErrs {
+		if err != nil {
+			t.Fatalf("CreateBatch[%d] = %v", i, err)
+		}
+		lastBatch = max(lastBatch, rev(batch[i]))
+	}
+	for i, err := range singleErrs {
+		if err != nil {
+			t.Fatalf("Create(single%d) = %v", i, err)
+		}
+		if r := rev(singles[i]); r < lastBatch {
+			t.Errorf("single%d, queued before the batch, has revision %d; the batch %d: want the batch committed first", i, r, lastBatch)
+		}
+	}
+}
+
+// waitUntil polls cond (a queue's length: state another goroutine is
+// about to reach, not a timing) for up to 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s", what)
 		}
 	}
 }
