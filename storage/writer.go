@@ -94,33 +94,39 @@ func (s *Store) submitOnce(ctx context.Context, o *op) error {
 // then answers the callers.
 //
 // Batches (CreateBatch, UpdateBatch) have a lane of their own, which the
-// writer empties before it takes single ops. Their callers are the control
+// writer serves first. Their callers are the control
 // loops (a controller creating a ReplicaSet's pods, the scheduler's
 // binders), and each waits for its batch before it makes the next: behind
 // a fleet's status writes, which queue by the hundred while pods start,
 // each wait was several transactions long, and the placement was paced by
-// it. A batch is bounded (a controller's slow start, a binder's take), so
-// single ops still get every other turn.
+// it. The lanes take turns: a batch, then the single ops queued (up to
+// MaxBatch), then the next batch. Strict priority starved the single
+// ops, among them the controllers' own status updates, which their next
+// batches waited for.
 func (s *Store) writeLoop() {
 	defer close(s.writerDone)
 	batch := make([]*op, 0, s.opts.MaxBatch)
 	for {
-		batch = batch[:0]
 		select {
 		case o := <-s.batches:
 			s.runTask(o)
-			continue
 		default:
 		}
+		batch = batch[:0]
 		select {
-		case o := <-s.batches:
-			s.runTask(o)
-			continue
 		case o := <-s.ops:
 			batch = append(batch, o)
-		case <-s.closing:
-			s.drainClosed()
-			return
+		default:
+			select {
+			case o := <-s.batches:
+				s.runTask(o)
+				continue
+			case o := <-s.ops:
+				batch = append(batch, o)
+			case <-s.closing:
+				s.drainClosed()
+				return
+			}
 		}
 	fill:
 		for len(batch) < s.opts.MaxBatch {
