@@ -130,7 +130,7 @@ func podCondition(p *api.Pod, typ string) *api.PodCondition {
 // records a FailedScheduling event. Both happen off the loop.
 func (s *Scheduler) reportUnschedulable(pi *PodInfo, fe *FitError, now time.Time) {
 	msg := fe.Error()
-	s.fx.event(s.cfg.Recorder, pi.Pod, api.EventTypeWarning, "FailedScheduling", msg)
+	s.fx.event(pi.Pod, api.EventTypeWarning, "FailedScheduling", msg)
 	if c := podCondition(pi.Pod, api.PodScheduled); c != nil && c.Status == api.ConditionFalse && c.Reason == "Unschedulable" && c.Message == msg {
 		return
 	}
@@ -153,47 +153,3 @@ func (s *Scheduler) reportUnschedulable(pi *PodInfo, fe *FitError, now time.Time
 }
 
 func isGone(err error) bool { return errors.Is(err, storage.ErrNotFound) }
-
-// effectQueueSize bounds the events and status writes waiting to be made.
-const effectQueueSize = 4096
-
-// effects runs events and status writes one at a time off the loop. When
-// its queue is full new effects are dropped and counted, as Kubernetes'
-// event broadcaster drops: the next attempt writes the status again.
-type effects struct {
-	ch      chan func(ctx context.Context)
-	dropped func()
-}
-
-func newEffects(dropped func()) *effects {
-	return &effects{ch: make(chan func(context.Context), effectQueueSize), dropped: dropped}
-}
-
-func (e *effects) run(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case f := <-e.ch:
-			f(ctx)
-		}
-	}
-}
-
-func (e *effects) do(f func(ctx context.Context)) {
-	select {
-	case e.ch <- f:
-	default:
-		e.dropped()
-	}
-}
-
-// event records an event about pod (shared with the watch: the recorder
-// gets a shallow copy, as it may set the copy's TypeMeta).
-func (e *effects) event(r EventRecorder, pod *api.Pod, typ, reason, msg string) {
-	if r == nil {
-		return
-	}
-	c := *pod
-	e.do(func(ctx context.Context) { r.Eventf(ctx, &c, typ, reason, "%s", msg) })
-}

@@ -147,7 +147,7 @@ func New(cfg Config) (*Scheduler, error) {
 		metrics:   m,
 		in:        newInbox[message](),
 		binds:     newInbox[bindRequest](),
-		fx:        newEffects(func() { m.EffectsDropped.Add(1) }),
+		fx:        newEffects(cfg.Recorder, func() { m.EffectsDropped.Add(1) }),
 		self:      newSelfBinds(),
 		cache:     NewCache(cfg.AssumeTTL),
 		queue:     NewQueue(),
@@ -408,7 +408,7 @@ func (s *Scheduler) onBound(ctx context.Context, m *message, now time.Time) {
 		s.metrics.E2E.Observe(m.at.Sub(m.qp.Added))
 		s.metrics.Attempt.Observe(m.at.Sub(m.qp.Popped))
 		pod := m.qp.Pod
-		s.fx.event(s.cfg.Recorder, pod, api.EventTypeNormal, "Scheduled", fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, m.dest))
+		s.fx.event(pod, api.EventTypeNormal, "Scheduled", fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, m.dest))
 		return
 	}
 	s.cache.ForgetPod(key)
