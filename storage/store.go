@@ -57,7 +57,7 @@ type Store struct {
 	slowWrites    atomic.Int64 // transactions and tasks that held the writer over slowWrite
 
 	ops        chan *op
-	batches    chan *op // CreateBatch and UpdateBatch tasks: the writer takes these first
+	batches    chan *op      // CreateBatch and UpdateBatch tasks: the writer takes these first
 	closing    chan struct{} // closed when Close starts
 	writerDone chan struct{}
 	loopsDone  chan struct{}

@@ -47,7 +47,9 @@ func (r *logRecorder) Events(_ context.Context, evs []events.Event) {
 func TestEffectsBatchEvents(t *testing.T) {
 	rec := &logRecorder{n: 4, all: make(chan struct{})}
 	fx := newEffects(rec, func() { t.Error("an effect was dropped") })
-	p := func(name string) *api.Pod { return &api.Pod{ObjectMeta: api.ObjectMeta{Name: name, Namespace: "default"}} }
+	p := func(name string) *api.Pod {
+		return &api.Pod{ObjectMeta: api.ObjectMeta{Name: name, Namespace: "default"}}
+	}
 	for i := range 3 {
 		fx.event(p(fmt.Sprint("a", i)), api.EventTypeNormal, "Scheduled", "assigned")
 	}
