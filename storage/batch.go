@@ -67,7 +67,7 @@ func (s *Store) writeBatch(ctx context.Context, kind opKind, objs []api.Object) 
 	// 1 024 pods took four of each. Each group is still its own
 	// transaction (one fsync per MaxBatch objects), so the writer is held
 	// no longer than the same groups submitted back to back.
-	task := &op{kind: opTask, batch: true, task: func(context.Context, *writer) error {
+	task := &op{kind: opTask, batch: !isLowPriority(ctx), task: func(context.Context, *writer) error {
 		for lo := 0; lo < len(ops); lo += s.opts.MaxBatch {
 			s.commit(ops[lo:min(lo+s.opts.MaxBatch, len(ops))])
 		}
@@ -87,4 +87,19 @@ func (s *Store) writeBatch(ctx context.Context, kind opKind, objs []api.Object) 
 		objs[i].GetObjectMeta().ResourceVersion = formatRevision(o.rev)
 	}
 	return errs
+}
+
+type lowPriorityKey struct{}
+
+// LowPriority marks ctx's batches as writes nothing waits for (events): a
+// CreateBatch or UpdateBatch under it queues with the single writes,
+// not in the lane the writer serves first, so it does not delay the
+// control loops' batches (a placement's creates and binds).
+func LowPriority(ctx context.Context) context.Context {
+	return context.WithValue(ctx, lowPriorityKey{}, true)
+}
+
+func isLowPriority(ctx context.Context) bool {
+	v, _ := ctx.Value(lowPriorityKey{}).(bool)
+	return v
 }

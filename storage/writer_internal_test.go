@@ -243,7 +243,8 @@ func TestCheckpointCopiesBesideTheWriter(t *testing.T) {
 // is committed before them, so a control loop waiting for its batch does
 // not wait out the queue; but the lanes take turns, so a second batch
 // waits for the single writes queued before it (strict priority starved
-// them while batches kept coming).
+// them while batches kept coming). A batch under LowPriority (events)
+// queues with the single writes.
 func TestBatchesGoFirst(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "state.db"), CompactInterval: -1, CheckpointInterval: -1})
@@ -268,6 +269,10 @@ func TestBatchesGoFirst(t *testing.T) {
 		wg.Go(func() { singleErrs[i] = s.Create(ctx, singles[i]) })
 	}
 	waitUntil(t, "the single writes queued", func() bool { return len(s.ops) == len(singles) })
+	low := []api.Object{fixtures.ConfigMap("default", "event0", nil), fixtures.ConfigMap("default", "event1", nil)}
+	var lowErrs []error
+	wg.Go(func() { lowErrs = s.CreateBatch(LowPriority(ctx), low) })
+	waitUntil(t, "the low-priority batch queued with the single writes", func() bool { return len(s.ops) == len(singles)+1 })
 	batches := make([][]api.Object, 2)
 	batchErrs := make([][]error, len(batches))
 	for b := range batches {
@@ -294,6 +299,18 @@ func TestBatchesGoFirst(t *testing.T) {
 			}
 			r := rev(batches[b][i])
 			batchRevs[b] = [2]int64{min(batchRevs[b][0], r), max(batchRevs[b][1], r)}
+		}
+	}
+	lastSingle := int64(0)
+	for _, o := range singles {
+		lastSingle = max(lastSingle, rev(o))
+	}
+	for i, err := range lowErrs {
+		if err != nil {
+			t.Fatalf("CreateBatch(LowPriority) [%d] = %v", i, err)
+		}
+		if r := rev(low[i]); r < lastSingle {
+			t.Errorf("the low-priority batch's %d has revision %d; the single writes queued before it go up to %d: want it after them", i, r, lastSingle)
 		}
 	}
 	for i, err := range singleErrs {

@@ -62,7 +62,9 @@ func (s *Sink) RecordBatch(ctx context.Context, evs []*api.Event) (errs []error)
 	}
 	s.mu.Unlock()
 	if len(fresh) > 0 {
-		for j, err := range s.store.CreateBatch(ctx, fresh) {
+		// Events wait behind the single writes: a placement's binds,
+		// which the scheduler's events follow, go first.
+		for j, err := range s.store.CreateBatch(storage.LowPriority(ctx), fresh) {
 			i := freshAt[j]
 			ev := evs[i]
 			if errors.Is(err, storage.ErrExists) {
