@@ -30,7 +30,7 @@ type effect struct {
 // were queued. Events queued together for a recorder that takes batches
 // are recorded with one batch: one at a time, the events of a burst of
 // binds (10 000 replicas placed at once) each waited for the store's
-// writer, the queue filled, and three Scheduled events in four were
+// writer, the queue filled, and four Scheduled events in five were
 // dropped. When the queue is full new effects are dropped and counted,
 // as Kubernetes' event broadcaster drops: the next attempt writes the
 // status again.
