@@ -2,8 +2,6 @@ package events
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/storage"
@@ -16,7 +14,7 @@ type Event struct {
 	Type, Reason, Message string
 }
 
-// Events records evs as Eventf records each, but stores the new ones with
+// Events records evs (each as Eventf would), storing the new ones with
 // one store batch, so a component with a backlog (the scheduler after a
 // burst of binds) waits for the store's writer once, not once an event.
 // Failures are logged, not returned.
@@ -52,8 +50,7 @@ func (s *Sink) RecordBatch(ctx context.Context, evs []*api.Event) (errs []error)
 	for i, ev := range evs {
 		fillTimes(ev, now)
 		k := keyOf(ev)
-		prev, known := s.keys[k]
-		if seen[k] || known && prev.namespace == ev.Namespace && now.Sub(prev.lastSeen) < s.ttl {
+		if _, alive := s.aliveLocked(k, ev, now); seen[k] || alive {
 			rest = append(rest, i)
 			continue
 		}
@@ -66,15 +63,8 @@ func (s *Sink) RecordBatch(ctx context.Context, evs []*api.Event) (errs []error)
 		// which the scheduler's events follow, go first.
 		for j, err := range s.store.CreateBatch(storage.LowPriority(ctx), fresh) {
 			i := freshAt[j]
-			ev := evs[i]
-			if errors.Is(err, storage.ErrExists) {
-				// Named by the object and the time: a second event about
-				// the same object at the same instant (a fake clock, a
-				// coarse one) takes its uid too.
-				ev.Name = fmt.Sprintf("%s.%.8s", ev.Name, ev.UID)
-				err = s.store.Create(ctx, ev)
-			}
 			if errs[i] = err; err == nil {
+				ev := evs[i]
 				s.remember(keyOf(ev), entry{namespace: ev.Namespace, name: ev.Name, lastSeen: now})
 			}
 		}

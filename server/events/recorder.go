@@ -26,14 +26,7 @@ func (s *Sink) NewRecorder(component, host string) *Recorder {
 // api.EventTypeWarning) about obj. Failures are logged, not returned: an
 // event is never worth failing the work it reports on.
 func (r *Recorder) Eventf(ctx context.Context, obj api.Object, typ, reason, format string, args ...any) {
-	ev := r.newEvent(obj, typ, reason, fmt.Sprintf(format, args...))
-	if errs := api.Validate(ev); len(errs) > 0 {
-		r.sink.log.Warn("dropping invalid event", "reason", reason, "err", errs)
-		return
-	}
-	if _, _, err := r.sink.Record(ctx, ev); err != nil && ctx.Err() == nil {
-		r.sink.log.Warn("recording event failed", "reason", reason, "object", ev.InvolvedObject.Name, "err", err)
-	}
+	r.Events(ctx, []Event{{Object: obj, Type: typ, Reason: reason, Message: fmt.Sprintf(format, args...)}})
 }
 
 func (r *Recorder) newEvent(obj api.Object, typ, reason, message string) *api.Event {
@@ -47,7 +40,7 @@ func (r *Recorder) newEvent(obj api.Object, typ, reason, message string) *api.Ev
 	}
 	ev := &api.Event{
 		ObjectMeta: api.ObjectMeta{
-			Name:              m.Name + "." + strconv.FormatInt(now.UnixNano(), 16),
+			Name:              m.Name + "." + strconv.FormatInt(r.sink.stamp(now), 16),
 			Namespace:         ns,
 			UID:               uid.New(),
 			CreationTimestamp: api.NewTime(now),

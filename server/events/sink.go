@@ -33,8 +33,9 @@ type Sink struct {
 	ttl   time.Duration
 	log   *slog.Logger
 
-	mu   sync.Mutex
-	keys map[key]entry
+	mu        sync.Mutex
+	keys      map[key]entry
+	lastStamp int64 // the last name stamp handed out (unix nanoseconds)
 }
 
 // key identifies "the same event": what it is about, who says it, and
@@ -79,9 +80,9 @@ func (s *Sink) Record(ctx context.Context, ev *api.Event) (out *api.Event, creat
 	fillTimes(ev, now)
 	k := keyOf(ev)
 	s.mu.Lock()
-	prev, ok := s.keys[k]
+	prev, ok := s.aliveLocked(k, ev, now)
 	s.mu.Unlock()
-	if ok && prev.namespace == ev.Namespace && now.Sub(prev.lastSeen) < s.ttl {
+	if ok {
 		merged, err := s.bump(ctx, prev, ev)
 		switch {
 		case err == nil:
@@ -97,6 +98,22 @@ func (s *Sink) Record(ctx context.Context, ev *api.Event) (out *api.Event, creat
 	}
 	s.remember(k, entry{namespace: ev.Namespace, name: ev.Name, lastSeen: now})
 	return ev, true, nil
+}
+
+// aliveLocked returns the stored event ev repeats, if it is still alive.
+func (s *Sink) aliveLocked(k key, ev *api.Event, now time.Time) (entry, bool) {
+	prev, ok := s.keys[k]
+	return prev, ok && prev.namespace == ev.Namespace && now.Sub(prev.lastSeen) < s.ttl
+}
+
+// stamp returns a time in unix nanoseconds for a new event's name, after
+// every stamp before it: events about one object made at one instant (a
+// batch, a coarse or fake clock) get distinct names.
+func (s *Sink) stamp(now time.Time) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastStamp = max(now.UnixNano(), s.lastStamp+1)
+	return s.lastStamp
 }
 
 var errNotSame = errors.New("events: stored event no longer matches")

@@ -80,7 +80,7 @@ func (e *effects) apply(ctx context.Context, fs []effect) {
 		for j < len(fs) && fs[j].fn == nil {
 			j++
 		}
-		if br, ok := e.rec.(batchRecorder); ok && j-i > 1 {
+		if br, ok := e.rec.(batchRecorder); ok {
 			evs := make([]events.Event, j-i)
 			for k := range evs {
 				evs[k] = fs[i+k].ev

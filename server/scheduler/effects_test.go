@@ -42,8 +42,7 @@ func (r *logRecorder) Events(_ context.Context, evs []events.Event) {
 }
 
 // TestEffectsBatchEvents: the events queued together are recorded with
-// one batch, in order with the status writes between them; a lone event
-// is recorded alone.
+// one batch, in order with the status writes between them.
 func TestEffectsBatchEvents(t *testing.T) {
 	rec := &logRecorder{n: 4, all: make(chan struct{})}
 	fx := newEffects(rec, func() { t.Error("an effect was dropped") })
@@ -64,7 +63,7 @@ func TestEffectsBatchEvents(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("not all effects in a minute: %q", rec.log)
 	}
-	want := "batch a0,a1,a2; status write; event b FailedScheduling; status write 2"
+	want := "batch a0,a1,a2; status write; batch b; status write 2"
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if got := strings.Join(rec.log, "; "); got != want {
