@@ -25,6 +25,24 @@ func main() {
 type goroutine struct {
 	since trace.Time // of its last state change
 	match bool       // its own stack held the function at a change
+	cause string     // what made it runnable, while it is
+}
+
+// waitCause names what made a goroutine runnable: the state it left,
+// and for a running goroutine the reason it stopped (preempted, yield).
+func waitCause(from trace.GoState, reason string) string {
+	switch from {
+	case trace.GoSyscall:
+		return "system call returned without a core"
+	case trace.GoWaiting:
+		return "woken"
+	case trace.GoRunning:
+		if reason == "" {
+			return "stopped running"
+		}
+		return "stopped running: " + reason
+	}
+	return "other (" + from.String() + ")"
 }
 
 func run(path, fn string) error {
@@ -40,6 +58,9 @@ func run(path, fn string) error {
 	gs := map[trace.GoID]*goroutine{}
 	total := map[trace.GoState]time.Duration{}
 	var runnable []time.Duration
+	byCause := map[string][]time.Duration{}
+	flat, cum := map[string]int{}, map[string]int{}
+	samples := 0
 	for {
 		ev, err := r.ReadEvent()
 		if err == io.EOF {
@@ -47,6 +68,24 @@ func run(path, fn string) error {
 		}
 		if err != nil {
 			return err
+		}
+		if ev.Kind() == trace.EventStackSample {
+			if g := gs[ev.Goroutine()]; g != nil && g.match {
+				samples++
+				seen := map[string]bool{}
+				first := true
+				for fr := range ev.Stack().Frames() {
+					if first {
+						flat[fr.Func]++
+						first = false
+					}
+					if !seen[fr.Func] {
+						seen[fr.Func] = true
+						cum[fr.Func]++
+					}
+				}
+			}
+			continue
 		}
 		if ev.Kind() != trace.EventStateTransition {
 			continue
@@ -65,13 +104,17 @@ func run(path, fn string) error {
 				g.match = true
 			}
 		}
-		from, _ := st.Goroutine()
+		from, to := st.Goroutine()
 		if g.match && g.since != 0 {
 			d := time.Duration(ev.Time() - g.since)
 			total[from] += d
 			if from == trace.GoRunnable {
 				runnable = append(runnable, d)
+				byCause[g.cause] = append(byCause[g.cause], d)
 			}
+		}
+		if to == trace.GoRunnable {
+			g.cause = waitCause(from, st.Reason)
 		}
 		g.since = ev.Time()
 	}
@@ -89,6 +132,32 @@ func run(path, fn string) error {
 		slices.Sort(runnable)
 		fmt.Printf("waits for a core: %d, p50 %v, p99 %v, max %v\n", len(runnable),
 			runnable[len(runnable)/2].Round(time.Microsecond), runnable[len(runnable)*99/100].Round(time.Microsecond), runnable[len(runnable)-1].Round(time.Microsecond))
+	}
+	causes := make([]string, 0, len(byCause))
+	for c := range byCause {
+		causes = append(causes, c)
+	}
+	slices.Sort(causes)
+	for _, c := range causes {
+		ws := byCause[c]
+		slices.Sort(ws)
+		var sum time.Duration
+		for _, w := range ws {
+			sum += w
+		}
+		fmt.Printf("  after %q: %d waits, %v in all, p50 %v, max %v\n", c, len(ws), sum.Round(time.Millisecond),
+			ws[len(ws)/2].Round(time.Microsecond), ws[len(ws)-1].Round(time.Microsecond))
+	}
+	if samples > 0 {
+		fmt.Printf("CPU samples of those goroutines: %d; by function, including callees (own in brackets):\n", samples)
+		fns := make([]string, 0, len(cum))
+		for f := range cum {
+			fns = append(fns, f)
+		}
+		slices.SortFunc(fns, func(a, b string) int { return cum[b] - cum[a] })
+		for _, f := range fns[:min(len(fns), 40)] {
+			fmt.Printf("  %5.1f%% (%4.1f%%) %s\n", 100*float64(cum[f])/float64(samples), 100*float64(flat[f])/float64(samples), f)
+		}
 	}
 	return nil
 }
