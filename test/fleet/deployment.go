@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -140,9 +141,6 @@ func (r *run) deployment(ctx context.Context) error {
 		if bound >= n && r.rep.DeployBound == 0 {
 			r.rep.DeployBound = time.Since(start)
 		}
-		if r.rep.DeployDeliver == 0 && r.deliveredCount(t) >= n {
-			r.rep.DeployDeliver = time.Since(start)
-		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("deployment: %d of %d bound, %d running after %v\n%s", bound, n, running, r.cfg.Timeout, r.srv.LogTail())
 		}
@@ -161,9 +159,6 @@ func (r *run) deployment(ctx context.Context) error {
 	if r.rep.DeployBound == 0 {
 		r.rep.DeployBound = r.rep.DeployRunning
 	}
-	if r.rep.DeployDeliver == 0 {
-		r.rep.DeployDeliver = r.rep.DeployRunning
-	}
 	b, err := r.sample()
 	if err != nil {
 		return err
@@ -175,9 +170,15 @@ func (r *run) deployment(ctx context.Context) error {
 	t.mu.Lock()
 	var lat []time.Duration
 	r.rep.ZoneCounts = map[string]int{}
+	var lastArrival time.Time
+	delivered := 0
 	for key, at := range t.boundAt {
 		if got, ok := r.metrics.DeliveredAt(key); ok {
 			lat = append(lat, max(0, got.Sub(at)))
+			delivered++
+			if got.After(lastArrival) {
+				lastArrival = got
+			}
 		}
 		var i int
 		if _, err := fmt.Sscanf(t.nodeOf[key], "fleet-%d", &i); err == nil {
@@ -185,6 +186,14 @@ func (r *run) deployment(ctx context.Context) error {
 		}
 	}
 	t.mu.Unlock()
+	// The last arrival among the replicas the admin watch saw bound,
+	// read once here: counting arrivals in the loop above, every 20 ms,
+	// took 6.6 % of this simulator's CPU during a placement, on the
+	// cores the server needed.
+	r.rep.DeployDeliver = r.rep.DeployRunning
+	if delivered >= n {
+		r.rep.DeployDeliver = lastArrival.Sub(start)
+	}
 	sortDurations(lat)
 	r.rep.DeployP50, r.rep.DeployP99 = Percentile(lat, 0.5), Percentile(lat, 0.99)
 	r.progress("deployment of %d spread by zone: every replica at its agent in %v (agents' arrival times); by the admin watch: bound in %v, at the agents in %v, Running in %v; bind→agent p50 %v p99 %v; zones %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v, %v",
@@ -195,11 +204,5 @@ func (r *run) deployment(ctx context.Context) error {
 func (r *run) deliveredCount(t *podTracker) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := 0
-	for key := range t.boundAt {
-		if _, ok := r.metrics.DeliveredAt(key); ok {
-			n++
-		}
-	}
-	return n
+	return r.metrics.CountDelivered(maps.Keys(t.boundAt))
 }

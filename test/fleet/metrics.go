@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"slices"
@@ -96,6 +97,19 @@ func (m *Metrics) DeliveredAt(key string) (time.Time, bool) {
 	defer m.mu.Unlock()
 	t, ok := m.delivered[key]
 	return t, ok
+}
+
+// CountDelivered is how many of keys have reached their agents.
+func (m *Metrics) CountDelivered(keys iter.Seq[string]) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for key := range keys {
+		if _, ok := m.delivered[key]; ok {
+			n++
+		}
+	}
+	return n
 }
 
 // DeliveredWithPrefix is how many pods whose key starts with prefix have
