@@ -9,6 +9,11 @@ import (
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
+// InformerWatchBuffer is WatchOptions.Buffer for the server's own
+// informers (the scheduler, the controllers, node IPAM): 64 Ki events, a
+// few MiB at most, where a cut-off is a relist of every object.
+const InformerWatchBuffer = 1 << 16
+
 // Defaults applied by Open to zero-valued Options fields.
 const (
 	DefaultCompactMinRevisions = 10000

@@ -498,6 +498,47 @@ func TestWatchTooSlow(t *testing.T) {
 	})
 }
 
+// A watcher's own Buffer overrides Options.WatchBuffer: with a store
+// buffer of 4, a watcher that asked for 64 holds 40 undelivered events and
+// gets them all, while one on the default is cut off; a negative Buffer
+// is refused.
+func TestWatchBuffer(t *testing.T) {
+	ctx := context.Background()
+	s := storagetest.Open(t, storage.Options{WatchBuffer: 4})
+	if _, err := s.Watch(ctx, "configmaps", storage.WatchOptions{FromNow: true, Buffer: -1}); !errors.Is(err, storage.ErrInvalid) {
+		t.Fatalf("Watch(Buffer -1) = %v; want ErrInvalid", err)
+	}
+	big, err := s.Watch(ctx, "configmaps", storage.WatchOptions{FromNow: true, Buffer: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Stop()
+	small, err := s.Watch(ctx, "configmaps", storage.WatchOptions{FromNow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Stop()
+	const n = 40
+	for i := range n {
+		if err := s.Create(ctx, storagetest.ConfigMap("default", fmt.Sprint("c", i), nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		if ev := storagetest.Next(t, big, waitEvent); ev.Revision != int64(i+1) {
+			t.Fatalf("event %d at revision %d; want %d", i, ev.Revision, i+1)
+		}
+	}
+	select {
+	case <-small.Done():
+		if err := small.Err(); !errors.Is(err, storage.ErrTooSlow) {
+			t.Fatalf("the watcher on the store's buffer of 4: %v; want ErrTooSlow", err)
+		}
+	case <-time.After(waitEvent):
+		t.Fatal("the watcher on the store's buffer of 4 is still open 40 events behind")
+	}
+}
+
 func TestWatchStop(t *testing.T) {
 	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
 		ctx := context.Background()

@@ -96,7 +96,7 @@ func (i *Informer) Run(ctx context.Context) {
 			}
 			continue
 		}
-		w, err := i.store.Watch(ctx, i.resource, storage.WatchOptions{Revision: rev})
+		w, err := i.store.Watch(ctx, i.resource, storage.WatchOptions{Revision: rev, Buffer: storage.InformerWatchBuffer})
 		if err != nil {
 			// compacted between list and watch: list again
 			bo.BackOff(ctx, err)

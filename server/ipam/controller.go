@@ -138,7 +138,7 @@ func (c *Controller) runOnce(ctx context.Context) error {
 	for _, n := range missing {
 		c.assign(ctx, n)
 	}
-	w, err := c.st.Watch(ctx, "nodes", storage.WatchOptions{Revision: rev})
+	w, err := c.st.Watch(ctx, "nodes", storage.WatchOptions{Revision: rev, Buffer: storage.InformerWatchBuffer})
 	if err != nil {
 		return fmt.Errorf("watch nodes: %w", err)
 	}

@@ -93,7 +93,7 @@ func (s *Scheduler) inform(ctx context.Context, resource string) {
 		lm := listMessage(resource, objs)
 		s.self.forgetListed(lm.pods)
 		s.in.put(lm)
-		w, err := s.store.Watch(ctx, resource, storage.WatchOptions{Revision: rev})
+		w, err := s.store.Watch(ctx, resource, storage.WatchOptions{Revision: rev, Buffer: storage.InformerWatchBuffer})
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("scheduler watch failed", "resource", resource, "err", err)
