@@ -121,6 +121,10 @@ func (r *run) deployment(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	commits, writes, err := r.storeCounts(ctx)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	resp, err := r.admin.Do(ctx, http.MethodPost, "/apis/apps/v1/namespaces/default/deployments", bytes.NewReader(deploymentJSON(r.cfg.Replicas)))
 	if err != nil {
@@ -167,6 +171,9 @@ func (r *run) deployment(ctx context.Context) error {
 	if _, schedAfter, err := r.serverHists(ctx); err == nil {
 		r.rep.DeploySchedP99 = schedAfter.Since(schedBefore).Quantile(0.99)
 	}
+	if c, w, err := r.storeCounts(ctx); err == nil {
+		r.rep.DeployCommits, r.rep.DeployWrites = c-commits, w-writes
+	}
 	t.mu.Lock()
 	var lat []time.Duration
 	r.rep.ZoneCounts = map[string]int{}
@@ -196,9 +203,21 @@ func (r *run) deployment(ctx context.Context) error {
 	}
 	sortDurations(lat)
 	r.rep.DeployP50, r.rep.DeployP99 = Percentile(lat, 0.5), Percentile(lat, 0.99)
-	r.progress("deployment of %d spread by zone: every replica at its agent in %v (agents' arrival times); by the admin watch: bound in %v, at the agents in %v, Running in %v; bind→agent p50 %v p99 %v; zones %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v, %v",
-		n, r.rep.DeployAtAgents, r.rep.DeployBound, r.rep.DeployDeliver, r.rep.DeployRunning, r.rep.DeployP50, r.rep.DeployP99, r.rep.ZoneCounts, r.rep.DeployCPU, r.rep.DeploySchedP99, b)
+	r.progress("deployment of %d spread by zone: every replica at its agent in %v (agents' arrival times); by the admin watch: bound in %v, at the agents in %v, Running in %v; bind→agent p50 %v p99 %v; zones %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v, the store's transactions %.0f for %.0f writes, %v",
+		n, r.rep.DeployAtAgents, r.rep.DeployBound, r.rep.DeployDeliver, r.rep.DeployRunning, r.rep.DeployP50, r.rep.DeployP99, r.rep.ZoneCounts, r.rep.DeployCPU, r.rep.DeploySchedP99, r.rep.DeployCommits, r.rep.DeployWrites, b)
 	return nil
+}
+
+// storeCounts reads the server's store counters: transactions committed
+// and objects written.
+func (r *run) storeCounts(ctx context.Context) (commits, writes float64, err error) {
+	text, err := r.serverMetrics(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	commits, _ = ParseCounter(text, "skiff_store_commits_total")
+	writes, _ = ParseCounter(text, "skiff_store_writes_total")
+	return commits, writes, nil
 }
 
 func (r *run) deliveredCount(t *podTracker) int {

@@ -181,6 +181,18 @@ type Buckets struct {
 	Count []float64
 }
 
+// ParseCounter is the value of the unlabelled series name in the
+// Prometheus text exposition text, and whether it was there.
+func ParseCounter(text []byte, name string) (float64, bool) {
+	for line := range strings.Lines(string(text)) {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
 // ParseBuckets sums the cumulative bucket counts of family's series whose
 // labels contain every one of match (`resource="heartbeat"`, say) in the
 // Prometheus text exposition text.

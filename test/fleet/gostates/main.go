@@ -60,6 +60,7 @@ func run(path, fn string) error {
 	var runnable []time.Duration
 	byCause := map[string][]time.Duration{}
 	flat, cum := map[string]int{}, map[string]int{}
+	stoppedAt := map[string]int{}
 	samples := 0
 	for {
 		ev, err := r.ReadEvent()
@@ -115,6 +116,17 @@ func run(path, fn string) error {
 		}
 		if to == trace.GoRunnable {
 			g.cause = waitCause(from, st.Reason)
+			if g.match && from == trace.GoRunning {
+				// Where it was stopped: the first frames of its own
+				// stack outside the runtime.
+				var where []string
+				for fr := range st.Stack.Frames() {
+					if !strings.HasPrefix(fr.Func, "runtime.") && len(where) < 3 {
+						where = append(where, fr.Func)
+					}
+				}
+				stoppedAt[strings.Join(where, " ← ")]++
+			}
 		}
 		g.since = ev.Time()
 	}
@@ -147,6 +159,17 @@ func run(path, fn string) error {
 		}
 		fmt.Printf("  after %q: %d waits, %v in all, p50 %v, max %v\n", c, len(ws), sum.Round(time.Millisecond),
 			ws[len(ws)/2].Round(time.Microsecond), ws[len(ws)-1].Round(time.Microsecond))
+	}
+	if len(stoppedAt) > 0 {
+		fmt.Println("where they stopped running:")
+		wheres := make([]string, 0, len(stoppedAt))
+		for w := range stoppedAt {
+			wheres = append(wheres, w)
+		}
+		slices.SortFunc(wheres, func(a, b string) int { return stoppedAt[b] - stoppedAt[a] })
+		for _, w := range wheres[:min(len(wheres), 12)] {
+			fmt.Printf("  %3d %s\n", stoppedAt[w], w)
+		}
 	}
 	if samples > 0 {
 		fmt.Printf("CPU samples of those goroutines: %d; by function, including callees (own in brackets):\n", samples)
