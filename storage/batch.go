@@ -60,13 +60,19 @@ func (s *Store) writeBatch(ctx context.Context, kind opKind, objs []api.Object) 
 	if len(ops) == 0 {
 		return errs
 	}
-	// The batch is one op for the writer, however many transactions it
-	// spans (one fsync per MaxBatch objects), so no other op splits it and
-	// the caller waits for the writer once: under load, each wait is a
-	// turn in the queue behind every status write and a turn behind every
-	// runnable goroutine for a core, and a controller's 1 024 pods took
-	// four of each.
-	task := &op{kind: opGroup, batch: !isLowPriority(ctx), group: ops}
+	// The groups run as one writer task, so no other op splits them and
+	// the caller waits for the writer once, not once a group: under load,
+	// each wait is a turn in the queue behind every status write and a
+	// turn behind every runnable goroutine for a core, and a controller's
+	// 1 024 pods took four of each. Each group is still its own
+	// transaction (one fsync per MaxBatch objects), so the writer is held
+	// no longer than the same groups submitted back to back.
+	task := &op{kind: opTask, batch: !isLowPriority(ctx), task: func(context.Context, *writer) error {
+		for lo := 0; lo < len(ops); lo += s.opts.MaxBatch {
+			s.commit(ops[lo:min(lo+s.opts.MaxBatch, len(ops))])
+		}
+		return nil
+	}}
 	err := s.submit(ctx, task)
 	for k, o := range ops {
 		i := idx[k]

@@ -16,8 +16,7 @@ const (
 	opCreate opKind = iota + 1
 	opUpdate
 	opDelete
-	opTask  // maintenance run by the writer between transactions
-	opGroup // a CreateBatch or UpdateBatch: group's ops, committed by the writer
+	opTask // maintenance run by the writer between transactions
 )
 
 // op is one request to the writer. The submitting goroutine fills the
@@ -32,8 +31,7 @@ type op struct {
 	current bool  // on ErrConflict, return the current value (GuaranteedUpdate)
 	task    func(ctx context.Context, w *writer) error
 	what    string // names a task in the slow-writer warning ("": a task that commits, noted by commit)
-	group   []*op  // opGroup: the batch's writes, in order
-	batch   bool   // queued in the writer's first lane (a group not under LowPriority)
+	batch   bool   // a CreateBatch or UpdateBatch task: queued in the writer's first lane
 
 	rev    int64  // the op's revision
 	value  []byte // the stored value (for delete: the last state)
@@ -96,42 +94,38 @@ func (s *Store) submitOnce(ctx context.Context, o *op) error {
 // then answers the callers.
 //
 // Batches (CreateBatch, UpdateBatch) have a lane of their own, which the
-// writer serves first. Their callers are the control loops (a controller
-// creating a ReplicaSet's pods, the scheduler's binders), and each waits
-// for its batch before it makes the next: behind a fleet's status writes,
-// which queue by the hundred while pods start, each wait was several
-// transactions long, and the placement was paced by it. Strict priority
-// starved the single ops, among them the controllers' own status
-// updates, which their next batches waited for; so the lanes take turns,
-// a batch and then the single ops queued (up to MaxBatch). Those single
-// writes ride in the batch's last transaction as far as it has room (up
-// to MaxBatch writes in all), so the two share an fsync. On a busy
-// server each transaction is a wait for a core after its fsync (the
-// system call hands the core to another goroutine), so the fewer, the
-// faster a placement goes.
+// writer serves first. Their callers are the control
+// loops (a controller creating a ReplicaSet's pods, the scheduler's
+// binders), and each waits for its batch before it makes the next: behind
+// a fleet's status writes, which queue by the hundred while pods start,
+// each wait was several transactions long, and the placement was paced by
+// it. The lanes take turns: a batch, then the single ops queued (up to
+// MaxBatch), then the next batch. Strict priority starved the single
+// ops, among them the controllers' own status updates, which their next
+// batches waited for.
 func (s *Store) writeLoop() {
 	defer close(s.writerDone)
 	batch := make([]*op, 0, s.opts.MaxBatch)
 	for {
-		batch = batch[:0]
-		var g *op
 		select {
-		case g = <-s.batches:
+		case o := <-s.batches:
+			s.runTask(o)
+		default:
+		}
+		batch = batch[:0]
+		select {
+		case o := <-s.ops:
+			batch = append(batch, o)
 		default:
 			select {
-			case g = <-s.batches:
+			case o := <-s.batches:
+				s.runTask(o)
+				continue
 			case o := <-s.ops:
 				batch = append(batch, o)
-			default:
-				select {
-				case g = <-s.batches:
-				case o := <-s.ops:
-					batch = append(batch, o)
-				case <-s.closing:
-					s.drainClosed()
-					return
-				}
-				s.w.pace.waited()
+			case <-s.closing:
+				s.drainClosed()
+				return
 			}
 		}
 	fill:
@@ -143,32 +137,14 @@ func (s *Store) writeLoop() {
 				break fill
 			}
 		}
-		i := 0
-		if g != nil {
-			// The single writes before the first task or group ride in
-			// the group's last transaction, as many as it has room for;
-			// the rest follow in their own (a turn of up to MaxBatch
-			// single writes after each batch, as before, so that a full
-			// batch lane does not starve them).
-			room := s.opts.MaxBatch - lastChunk(len(g.group), s.opts.MaxBatch)
-			for i < len(batch) && i < room && batch[i].kind != opTask && batch[i].kind != opGroup {
-				i++
-			}
-			s.runGroup(g, batch[:i])
-		}
-		for i < len(batch) {
-			switch batch[i].kind {
-			case opTask:
+		for i := 0; i < len(batch); {
+			if batch[i].kind == opTask {
 				s.runTask(batch[i])
-				i++
-				continue
-			case opGroup:
-				s.runGroup(batch[i], nil)
 				i++
 				continue
 			}
 			j := i + 1
-			for j < len(batch) && batch[j].kind != opTask && batch[j].kind != opGroup {
+			for j < len(batch) && batch[j].kind != opTask {
 				j++
 			}
 			s.commit(batch[i:j])
@@ -176,33 +152,6 @@ func (s *Store) writeLoop() {
 		}
 		clear(batch)
 	}
-}
-
-// lastChunk is how many of a group of n writes go in its last
-// transaction, at most max a transaction.
-func lastChunk(n, max int) int {
-	if n == 0 {
-		return 0
-	}
-	return n - (n-1)/max*max
-}
-
-// runGroup commits a group's writes, at most MaxBatch a transaction, with
-// singles (single writes queued behind it) in its last transaction, then
-// answers the group's caller.
-func (s *Store) runGroup(g *op, singles []*op) {
-	ops := g.group
-	max := s.opts.MaxBatch
-	for len(ops) > max {
-		s.commit(ops[:max])
-		ops = ops[max:]
-	}
-	if len(singles) == 0 {
-		s.commit(ops)
-	} else {
-		s.commit(append(append(make([]*op, 0, len(ops)+len(singles)), ops...), singles...))
-	}
-	close(g.done)
 }
 
 // drainClosed fails every op still queued once Close has begun.
@@ -337,10 +286,7 @@ func (s *Store) commit(ops []*op) {
 func (w *writer) applyEach(ctx context.Context, ops []*op, base, ts int64) ([]*change, int64, error) {
 	rev := base
 	changes := make([]*change, 0, len(ops))
-	for i, o := range ops {
-		if i > 0 {
-			w.pace.step()
-		}
+	for _, o := range ops {
 		if o.err != nil {
 			continue // fenced
 		}
