@@ -19,7 +19,6 @@ type writer struct {
 	lastTs  int64                // ts of the last change; ts never goes backwards
 	seal    sealing              // applied to values as they go to and come from the database
 	claims  map[string]ClaimFunc // Options.Claims: resources whose writes maintain claims
-	pace    *pacer               // yields the writer's core between writes (pace.go)
 
 	selObj, selObjValue, insObj, updObj, delObj *sql.Stmt
 	insChange, setMeta, raiseMeta, getMeta      *sql.Stmt
@@ -29,7 +28,7 @@ type writer struct {
 // newWriter takes a connection from db and prepares the writer's
 // statements on it.
 func newWriter(ctx context.Context, db *sql.DB, be backend) (*writer, error) {
-	w := &writer{be: be, db: db, pace: newPacer()}
+	w := &writer{be: be, db: db}
 	if err := w.connect(ctx); err != nil {
 		return nil, err
 	}
