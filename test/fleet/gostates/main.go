@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -145,12 +146,7 @@ func run(path, fn string) error {
 		fmt.Printf("waits for a core: %d, p50 %v, p99 %v, max %v\n", len(runnable),
 			runnable[len(runnable)/2].Round(time.Microsecond), runnable[len(runnable)*99/100].Round(time.Microsecond), runnable[len(runnable)-1].Round(time.Microsecond))
 	}
-	causes := make([]string, 0, len(byCause))
-	for c := range byCause {
-		causes = append(causes, c)
-	}
-	slices.Sort(causes)
-	for _, c := range causes {
+	for _, c := range slices.Sorted(maps.Keys(byCause)) {
 		ws := byCause[c]
 		slices.Sort(ws)
 		var sum time.Duration
@@ -162,10 +158,7 @@ func run(path, fn string) error {
 	}
 	if len(stoppedAt) > 0 {
 		fmt.Println("where they stopped running:")
-		wheres := make([]string, 0, len(stoppedAt))
-		for w := range stoppedAt {
-			wheres = append(wheres, w)
-		}
+		wheres := slices.Collect(maps.Keys(stoppedAt))
 		slices.SortFunc(wheres, func(a, b string) int { return stoppedAt[b] - stoppedAt[a] })
 		for _, w := range wheres[:min(len(wheres), 12)] {
 			fmt.Printf("  %3d %s\n", stoppedAt[w], w)
@@ -173,10 +166,7 @@ func run(path, fn string) error {
 	}
 	if samples > 0 {
 		fmt.Printf("CPU samples of those goroutines: %d; by function, including callees (own in brackets):\n", samples)
-		fns := make([]string, 0, len(cum))
-		for f := range cum {
-			fns = append(fns, f)
-		}
+		fns := slices.Collect(maps.Keys(cum))
 		slices.SortFunc(fns, func(a, b string) int { return cum[b] - cum[a] })
 		for _, f := range fns[:min(len(fns), 40)] {
 			fmt.Printf("  %5.1f%% (%4.1f%%) %s\n", 100*float64(cum[f])/float64(samples), 100*float64(flat[f])/float64(samples), f)
