@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"os"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/testenv"
 )
 
 // BenchmarkNodeReports measures what the server pays for one agent's
@@ -71,24 +71,15 @@ func BenchmarkNodeReports(b *testing.B) {
 			for i := range bodies {
 				bodies[i] = tc.body()
 			}
-			cpu0 := processCPU(b)
+			cpu0 := testenv.ProcessCPU(b)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
 				call(tc.path, bodies[i])
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64(testenv.ProcessCPU(b)-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 		})
 	}
 	runtime.KeepAlive(h)
-}
-
-// processCPU returns the process's user plus system CPU time so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

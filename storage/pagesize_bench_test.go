@@ -3,29 +3,19 @@ package storage
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/testenv"
 	"github.com/skiffhq/skiff/storage/internal/fixtures"
 )
-
-// processCPU is the CPU time, user and system, this process has used.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkSQLitePlacement writes what a placement writes for each of a
 // ReplicaSet's pods, 256 pods an iteration: the controller's CreateBatch,
 // the scheduler's UpdateBatch of binds, then each agent's status write
-// (128 at once, so the writer groups them), at SQLite's default page size
-// and at skiff's. cpu-µs/pod is the whole process's, the writer's share
-// with the rest.
+// (128 at once, so the writer groups them), at 4 KiB pages (SQLite's
+// default, and skiff's) and at 16 KiB. cpu-µs/pod is the whole
+// process's, the writer's share with the rest.
 func BenchmarkSQLitePlacement(b *testing.B) {
 	for _, ps := range []int{4096, 16384} {
 		b.Run(fmt.Sprintf("page=%d", ps), func(b *testing.B) {
@@ -35,7 +25,7 @@ func BenchmarkSQLitePlacement(b *testing.B) {
 			ctx := context.Background()
 			n := 0
 			objs := make([]api.Object, 256)
-			cpu := processCPU(b)
+			cpu := testenv.ProcessCPU(b)
 			b.ResetTimer()
 			for range b.N {
 				for i := range objs {
@@ -62,15 +52,15 @@ func BenchmarkSQLitePlacement(b *testing.B) {
 					return s.Update(ctx, p)
 				})
 			}
-			b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N*len(objs)), "cpu-µs/pod")
+			b.ReportMetric(float64((testenv.ProcessCPU(b)-cpu).Microseconds())/float64(b.N*len(objs)), "cpu-µs/pod")
 			b.ReportMetric(float64(b.N*len(objs))/b.Elapsed().Seconds(), "pods/s")
 		})
 	}
 }
 
-// BenchmarkSQLiteRandomStatus updates pods picked at random among 10,000,
-// 128 writers at once: a fleet's status writes, which land on pages all
-// over the table.
+// BenchmarkSQLiteRandomStatus updates pods scattered over 10,000, 128
+// writers at once: a fleet's status writes, which land on pages all over
+// the table.
 func BenchmarkSQLiteRandomStatus(b *testing.B) {
 	for _, ps := range []int{4096, 8192, 16384} {
 		b.Run(fmt.Sprintf("page=%d", ps), func(b *testing.B) {
@@ -92,7 +82,7 @@ func BenchmarkSQLiteRandomStatus(b *testing.B) {
 			}
 			// 128 writers, each with pods of its own (i%128), in an order
 			// that scatters them over the table.
-			cpu := processCPU(b)
+			cpu := testenv.ProcessCPU(b)
 			b.ResetTimer()
 			parallel(b, 128, b.N, func(w, i int) error {
 				k := (i*7919 + w) % pods
@@ -106,7 +96,7 @@ func BenchmarkSQLiteRandomStatus(b *testing.B) {
 				p.Status.Message = fmt.Sprint("update ", i)
 				return s.Update(ctx, p)
 			})
-			b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/update")
+			b.ReportMetric(float64((testenv.ProcessCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/update")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
 		})
 	}

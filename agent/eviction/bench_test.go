@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -108,7 +107,7 @@ func BenchmarkSynchronize(b *testing.B) {
 	if _, err := m.Synchronize(ctx); err != nil {
 		b.Fatal(err)
 	}
-	before := cpuTime()
+	before := testenv.ProcessCPU(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := m.Synchronize(ctx); err != nil {
@@ -117,14 +116,7 @@ func BenchmarkSynchronize(b *testing.B) {
 	}
 	b.StopTimer()
 	// CPU (user+system) per cycle, one cycle a second
-	b.ReportMetric(float64((cpuTime()-before).Nanoseconds())/float64(b.N)/1e7, "%core@1s")
-}
-
-// cpuTime is the process's user plus system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((testenv.ProcessCPU(b)-before).Nanoseconds())/float64(b.N)/1e7, "%core@1s")
 }
 
 // BenchmarkDiskWalk is BenchmarkSynchronize with every pod directory
@@ -132,7 +124,7 @@ func cpuTime() time.Duration {
 func BenchmarkDiskWalk(b *testing.B) {
 	m, _ := benchManager(b, time.Nanosecond)
 	ctx := context.Background()
-	before := cpuTime()
+	before := testenv.ProcessCPU(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := m.Synchronize(ctx); err != nil {
@@ -140,7 +132,7 @@ func BenchmarkDiskWalk(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((cpuTime()-before).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
+	b.ReportMetric(float64((testenv.ProcessCPU(b)-before).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
 }
 
 func benchManager(b *testing.B, diskEvery time.Duration) (*Manager, *cgroups.Manager) {

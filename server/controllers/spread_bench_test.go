@@ -4,17 +4,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/skiffhq/skiff/internal/testenv"
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/fields"
 	"github.com/skiffhq/skiff/api/resource"
+	"github.com/skiffhq/skiff/internal/testenv"
 	"github.com/skiffhq/skiff/storage"
 	"github.com/skiffhq/skiff/storage/storagetest"
 )
@@ -85,7 +84,7 @@ func benchSpread(b *testing.B, nodes, replicas int) {
 	api.SetDefaults(dep)
 
 	stop := startSpreadProfile(b, nodes)
-	cpu0 := processCPU(b)
+	cpu0 := testenv.ProcessCPU(b)
 	start := time.Now()
 	if err := store.Create(ctx, dep); err != nil {
 		b.Fatal(err)
@@ -102,7 +101,7 @@ func benchSpread(b *testing.B, nodes, replicas int) {
 	}
 	tBound := waitFor("all bound", &bound)
 	tRunning := waitFor("all running", &running)
-	cpu := processCPU(b) - cpu0
+	cpu := testenv.ProcessCPU(b) - cpu0
 	stop()
 	b.ReportMetric(tBound.Seconds(), "s-all-bound")
 	b.ReportMetric(tRunning.Seconds(), "s-all-running")
@@ -184,13 +183,4 @@ func startSpreadProfile(b *testing.B, nodes int) func() {
 		return func() {}
 	}
 	return testenv.CPUProfile(b, fmt.Sprintf("%s-%d.pprof", *benchCPUProfile, nodes))
-}
-
-// processCPU returns the process's user plus system CPU time so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -4,15 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/skiffhq/skiff/internal/testenv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/testenv"
 	st "github.com/skiffhq/skiff/server/scheduler/schedtest"
 	"github.com/skiffhq/skiff/storage"
 	"github.com/skiffhq/skiff/storage/storagetest"
@@ -98,15 +97,6 @@ func benchPod(i int) *api.Pod {
 	return p
 }
 
-// cpuTime returns the process's user plus system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 type countingRecorder struct{ n atomic.Int64 }
 
 func (r *countingRecorder) Eventf(context.Context, api.Object, string, string, string, ...any) {
@@ -156,7 +146,7 @@ func benchRun(b *testing.B, numNodes, numPods, pct int) {
 
 	b.StartTimer()
 	stopProfile := startProfile(b)
-	cpu0 := cpuTime(b)
+	cpu0 := testenv.ProcessCPU(b)
 	start := time.Now()
 	go func() { done <- s.Run(ctx) }()
 	m := s.Metrics()
@@ -172,7 +162,7 @@ func benchRun(b *testing.B, numNodes, numPods, pct int) {
 		time.Sleep(time.Millisecond) // polling real I/O with a deadline
 	}
 	elapsed := time.Since(start)
-	cpu := cpuTime(b) - cpu0
+	cpu := testenv.ProcessCPU(b) - cpu0
 	stopProfile()
 	b.StopTimer()
 	cancel()
