@@ -101,15 +101,14 @@ type Report struct {
 	// wait here lengthens every heartbeat it times.
 	SimSchedP99 time.Duration
 	// SlowBeats says where the heartbeats over SlowBeat spent their time.
-	SlowBeats     string
-	Pods          int
-	DeliveryP50   time.Duration
-	DeliveryP99   time.Duration
-	DeliveryMax   time.Duration
-	PodsBindCPU   float64
-	Replicas      int
-	DeployBound   time.Duration // Deployment created → every replica bound
-	DeployDeliver time.Duration // → every replica at its agent, by the admin watch's bind times
+	SlowBeats   string
+	Pods        int
+	DeliveryP50 time.Duration
+	DeliveryP99 time.Duration
+	DeliveryMax time.Duration
+	PodsBindCPU float64
+	Replicas    int
+	DeployBound time.Duration // Deployment created → every replica bound
 	// DeployAtAgents is Deployment created → the last replica reached
 	// its agent, by the agents' own arrival times: every replica was
 	// bound by then, whatever the admin watch (one stream filtering
@@ -579,8 +578,8 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "direct binds: %d, bind→agent p50 %v, p99 %v, max %v, server CPU %.1f%%\n", r.Pods, r.DeliveryP50, r.DeliveryP99, r.DeliveryMax, r.PodsBindCPU)
 	}
 	if r.Replicas > 0 {
-		fmt.Fprintf(&b, "deployment of %d spread by zone: every replica at its agent %v; admin watch: bound %v, at the agents %v, Running %v; bind→agent p50 %v p99 %v; per zone %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v; the store's transactions %.0f for %.0f writes\n",
-			r.Replicas, r.DeployAtAgents.Round(time.Millisecond), r.DeployBound.Round(time.Millisecond), r.DeployDeliver.Round(time.Millisecond), r.DeployRunning.Round(time.Millisecond), r.DeployP50, r.DeployP99, r.ZoneCounts, r.DeployCPU, r.DeploySchedP99, r.DeployCommits, r.DeployWrites)
+		fmt.Fprintf(&b, "deployment of %d spread by zone: every replica at its agent %v; admin watch: bound %v, Running %v; bind→agent p50 %v p99 %v; per zone %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v; the store's transactions %.0f for %.0f writes\n",
+			r.Replicas, r.DeployAtAgents.Round(time.Millisecond), r.DeployBound.Round(time.Millisecond), r.DeployRunning.Round(time.Millisecond), r.DeployP50, r.DeployP99, r.ZoneCounts, r.DeployCPU, r.DeploySchedP99, r.DeployCommits, r.DeployWrites)
 	}
 	if r.NodeMetrics > 0 {
 		fmt.Fprintf(&b, "usage reports: the server measured %d of %d nodes\n", r.NodeMetrics, r.Agents)

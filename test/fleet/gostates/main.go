@@ -75,11 +75,9 @@ func run(path, fn string) error {
 			if g := gs[ev.Goroutine()]; g != nil && g.match {
 				samples++
 				seen := map[string]bool{}
-				first := true
 				for fr := range ev.Stack().Frames() {
-					if first {
-						flat[fr.Func]++
-						first = false
+					if len(seen) == 0 {
+						flat[fr.Func]++ // the innermost frame
 					}
 					if !seen[fr.Func] {
 						seen[fr.Func] = true
@@ -158,19 +156,22 @@ func run(path, fn string) error {
 	}
 	if len(stoppedAt) > 0 {
 		fmt.Println("where they stopped running:")
-		wheres := slices.Collect(maps.Keys(stoppedAt))
-		slices.SortFunc(wheres, func(a, b string) int { return stoppedAt[b] - stoppedAt[a] })
-		for _, w := range wheres[:min(len(wheres), 12)] {
+		for _, w := range mostFirst(stoppedAt, 12) {
 			fmt.Printf("  %3d %s\n", stoppedAt[w], w)
 		}
 	}
 	if samples > 0 {
 		fmt.Printf("CPU samples of those goroutines: %d; by function, including callees (own in brackets):\n", samples)
-		fns := slices.Collect(maps.Keys(cum))
-		slices.SortFunc(fns, func(a, b string) int { return cum[b] - cum[a] })
-		for _, f := range fns[:min(len(fns), 40)] {
+		for _, f := range mostFirst(cum, 40) {
 			fmt.Printf("  %5.1f%% (%4.1f%%) %s\n", 100*float64(cum[f])/float64(samples), 100*float64(flat[f])/float64(samples), f)
 		}
 	}
 	return nil
+}
+
+// mostFirst returns up to n of counts' keys, the highest counts first.
+func mostFirst(counts map[string]int, n int) []string {
+	keys := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(keys, func(a, b string) int { return counts[b] - counts[a] })
+	return keys[:min(len(keys), n)]
 }
