@@ -65,6 +65,8 @@ func newServerMetrics(st *storage.Store, live *apiserver.Liveness) *serverMetric
 		w.Counter("skiff_store_failed_commits_total", "Write transactions rolled back by a database error.", "", float64(s.FailedCommits))
 		w.Counter("skiff_store_commit_seconds_total", "Time spent committing, fsync included, in seconds.", "", s.CommitTime.Seconds())
 		w.Counter("skiff_store_slow_writes_total", "Transactions and maintenance tasks that held the store's writer over half a second (each is logged).", "", float64(s.SlowWrites))
+		w.Counter("skiff_store_hot_reads_total", "Point reads answered from the objects the store wrote last, without a database read.", "", float64(s.HotHits))
+		w.Counter("skiff_store_cold_reads_total", "Point reads of objects not among those the store wrote last, which read the database.", "", float64(s.HotMisses))
 		w.Gauge("skiff_store_watchers", "Open watches on the store.", "", float64(s.Watchers))
 		w.Gauge("skiff_nodes_heartbeating", "Nodes that have sent a heartbeat since the server started.", "", float64(len(live.Snapshot())))
 		if h, ok := promtext.RuntimeHistogram("/sched/latencies:seconds", promtext.SchedLatencyBounds); ok {

@@ -41,6 +41,7 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store) (CopyReport, error) {
 		}
 	}
 	err = s.submit(ctx, &op{kind: opTask, what: "copy", task: func(ctx context.Context, w *writer) error {
+		s.hot.clear() // empty already: the copy goes into an empty store
 		return copyRows(ctx, tx, w, &rep)
 	}})
 	if err != nil {

@@ -24,6 +24,7 @@ const (
 	DefaultWatchBuffer         = 1024
 	DefaultWatchCacheSize      = 4096
 	DefaultWatchCacheBytes     = 32 << 20
+	DefaultHotObjects          = 8192
 	DefaultReadConns           = 4
 	DefaultWriteTimeout        = 10 * time.Second
 	DefaultPollInterval        = time.Second
@@ -86,6 +87,13 @@ type Options struct {
 	// much again. Default 32 MiB; negative: bounded by WatchCacheSize
 	// alone.
 	WatchCacheBytes int64
+	// HotObjects is how many of the objects written last a SQLite store
+	// keeps in memory, so that a read of an object just written (a pod's
+	// status write right after its binding) needs no database read; at
+	// most 16 MiB of values, most of them shared with the watch cache.
+	// Default 8192; negative disables it. A PostgreSQL store has none:
+	// other servers write there too.
+	HotObjects int
 	// ReadConns is the size of the read connection pool. Default 4.
 	ReadConns int
 
@@ -183,6 +191,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WatchCacheSize < 0 {
 		o.WatchCacheSize = 0
+	}
+	if o.HotObjects == 0 {
+		o.HotObjects = DefaultHotObjects
 	}
 	if o.ReadConns == 0 {
 		o.ReadConns = DefaultReadConns

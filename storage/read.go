@@ -65,6 +65,9 @@ func (s *Store) GetRaw(ctx context.Context, resource, namespace, name string) ([
 		return nil, 0, fmt.Errorf("get %s: %w", k, err)
 	}
 	defer s.endRead()
+	if value, rev, ok := s.hot.get(k); ok {
+		return value, rev, nil
+	}
 	var value []byte
 	var rev int64
 	err = s.rs.get.QueryRowContext(s.pointCtx(ctx), resource, namespace, name).Scan(&value, &rev)

@@ -21,11 +21,15 @@ type Stats struct {
 	// ReplayReads counts the change-log reads (a chunk each) of watches
 	// resuming from history older than the in-memory watch cache.
 	ReplayReads int64
+	// HotHits and HotMisses count the point reads (Get) answered from
+	// the objects written last (Options.HotObjects) and those that read
+	// the database.
+	HotHits, HotMisses int64
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Revision:          s.rev.Load(),
 		CompactedRevision: s.compacted.Load(),
 		Commits:           s.commits.Load(),
@@ -36,6 +40,10 @@ func (s *Store) Stats() Stats {
 		ReplayReads:       s.replayReads.Load(),
 		SlowWrites:        s.slowWrites.Load(),
 	}
+	if s.hot != nil {
+		st.HotHits, st.HotMisses = s.hot.hits.Load(), s.hot.misses.Load()
+	}
+	return st
 }
 
 // count returns the number of registered watchers.

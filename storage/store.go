@@ -68,6 +68,7 @@ type Store struct {
 	keyLocks   keyLocks   // GuaranteedUpdate takes turns per key
 	reserve    reserve    // space freed for deletes on a full disk
 	seal       sealing    // Options.Sealer over Options.SealedResources
+	hot        *hotCache  // the objects written last; nil on PostgreSQL
 
 	lifeMu sync.RWMutex // readers hold it shared; Close exclusively
 	closed bool         // guarded by lifeMu
@@ -114,6 +115,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.path, name = path, path
 		s.reserve = reserve{path: path + reserveSuffix, size: opts.ReserveBytes}
 		s.be = &sqliteBackend{path: path}
+		s.hot = newHotCache(opts.HotObjects, hotObjectsBytes)
 	}
 	s.log = opts.Logger.With("db", name)
 	s.lastChange = make(map[string]*atomic.Int64)

@@ -221,6 +221,7 @@ func (s *Store) commit(ops []*op) {
 	ctx, cancel := s.commitContext()
 	defer cancel()
 	start := s.clock.Now()
+	s.hot.forget(ops)
 	w := s.w
 	var base, rev, ts int64
 	var changes []*change
@@ -269,6 +270,7 @@ func (s *Store) commit(ops []*op) {
 		s.commits.Add(1)
 		s.writes.Add(int64(len(changes)))
 		w.lastRev, w.lastTs = rev, ts
+		s.hot.remember(changes)
 		s.publishCommitted(base, changes)
 	}
 	end := s.clock.Now()
