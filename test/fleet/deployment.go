@@ -121,7 +121,7 @@ func (r *run) deployment(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	commits, writes, err := r.storeCounts(ctx)
+	before, err := r.storeCounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -174,8 +174,8 @@ func (r *run) deployment(ctx context.Context) error {
 	if _, schedAfter, err := r.serverHists(ctx); err == nil {
 		r.rep.DeploySchedP99 = schedAfter.Since(schedBefore).Quantile(0.99)
 	}
-	if c, w, err := r.storeCounts(ctx); err == nil {
-		r.rep.DeployCommits, r.rep.DeployWrites = c-commits, w-writes
+	if after, err := r.storeCounts(ctx); err == nil {
+		r.rep.DeployStore = after.since(before)
 	}
 	t.mu.Lock()
 	var lat []time.Duration
@@ -192,21 +192,38 @@ func (r *run) deployment(ctx context.Context) error {
 	t.mu.Unlock()
 	sortDurations(lat)
 	r.rep.DeployP50, r.rep.DeployP99 = Percentile(lat, 0.5), Percentile(lat, 0.99)
-	r.progress("deployment of %d spread by zone: every replica at its agent in %v (agents' arrival times); by the admin watch: bound in %v, Running in %v; bind→agent p50 %v p99 %v; zones %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v, the store's transactions %.0f for %.0f writes, %v",
-		n, r.rep.DeployAtAgents, r.rep.DeployBound, r.rep.DeployRunning, r.rep.DeployP50, r.rep.DeployP99, r.rep.ZoneCounts, r.rep.DeployCPU, r.rep.DeploySchedP99, r.rep.DeployCommits, r.rep.DeployWrites, b)
+	r.progress("deployment of %d spread by zone: every replica at its agent in %v (agents' arrival times); by the admin watch: bound in %v, Running in %v; bind→agent p50 %v p99 %v; zones %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v, the store's %v, %v",
+		n, r.rep.DeployAtAgents, r.rep.DeployBound, r.rep.DeployRunning, r.rep.DeployP50, r.rep.DeployP99, r.rep.ZoneCounts, r.rep.DeployCPU, r.rep.DeploySchedP99, r.rep.DeployStore, b)
 	return nil
 }
 
-// storeCounts reads the server's store counters: transactions committed
-// and objects written.
-func (r *run) storeCounts(ctx context.Context) (commits, writes float64, err error) {
+// StoreCounts are the server's store counters: transactions committed,
+// objects written, and point reads answered from the objects written
+// last (hot) or from the database (cold).
+type StoreCounts struct {
+	Commits, Writes, HotReads, ColdReads float64
+}
+
+func (c StoreCounts) since(b StoreCounts) StoreCounts {
+	return StoreCounts{c.Commits - b.Commits, c.Writes - b.Writes, c.HotReads - b.HotReads, c.ColdReads - b.ColdReads}
+}
+
+func (c StoreCounts) String() string {
+	return fmt.Sprintf("transactions %.0f for %.0f writes; point reads %.0f from the hot objects, %.0f from the database", c.Commits, c.Writes, c.HotReads, c.ColdReads)
+}
+
+// storeCounts reads the server's store counters.
+func (r *run) storeCounts(ctx context.Context) (StoreCounts, error) {
 	text, err := r.serverMetrics(ctx)
 	if err != nil {
-		return 0, 0, err
+		return StoreCounts{}, err
 	}
-	commits, _ = ParseCounter(text, "skiff_store_commits_total")
-	writes, _ = ParseCounter(text, "skiff_store_writes_total")
-	return commits, writes, nil
+	var c StoreCounts
+	c.Commits, _ = ParseCounter(text, "skiff_store_commits_total")
+	c.Writes, _ = ParseCounter(text, "skiff_store_writes_total")
+	c.HotReads, _ = ParseCounter(text, "skiff_store_hot_reads_total")
+	c.ColdReads, _ = ParseCounter(text, "skiff_store_cold_reads_total")
+	return c, nil
 }
 
 func (r *run) deliveredCount(t *podTracker) int {

@@ -119,10 +119,10 @@ type Report struct {
 	DeployP50      time.Duration // bind seen by a watcher → agent
 	DeployP99      time.Duration
 	ZoneCounts     map[string]int // replicas per zone
-	// DeployCommits and DeployWrites are the store's transactions and
-	// the objects they wrote during the placement: each transaction is
-	// an fsync, and on a busy server a wait for a core after it.
-	DeployCommits, DeployWrites float64
+	// DeployStore is what the store did during the placement: each
+	// transaction is an fsync, and on a busy server a wait for a core
+	// after it.
+	DeployStore StoreCounts
 
 	NodeMetrics int // nodes with measured usage once the phases before the restart ran
 
@@ -578,8 +578,8 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "direct binds: %d, bind→agent p50 %v, p99 %v, max %v, server CPU %.1f%%\n", r.Pods, r.DeliveryP50, r.DeliveryP99, r.DeliveryMax, r.PodsBindCPU)
 	}
 	if r.Replicas > 0 {
-		fmt.Fprintf(&b, "deployment of %d spread by zone: every replica at its agent %v; admin watch: bound %v, Running %v; bind→agent p50 %v p99 %v; per zone %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v; the store's transactions %.0f for %.0f writes\n",
-			r.Replicas, r.DeployAtAgents.Round(time.Millisecond), r.DeployBound.Round(time.Millisecond), r.DeployRunning.Round(time.Millisecond), r.DeployP50, r.DeployP99, r.ZoneCounts, r.DeployCPU, r.DeploySchedP99, r.DeployCommits, r.DeployWrites)
+		fmt.Fprintf(&b, "deployment of %d spread by zone: every replica at its agent %v; admin watch: bound %v, Running %v; bind→agent p50 %v p99 %v; per zone %v; server CPU %.1f%%, goroutines' wait for a core p99 ≤ %v; the store's %v\n",
+			r.Replicas, r.DeployAtAgents.Round(time.Millisecond), r.DeployBound.Round(time.Millisecond), r.DeployRunning.Round(time.Millisecond), r.DeployP50, r.DeployP99, r.ZoneCounts, r.DeployCPU, r.DeploySchedP99, r.DeployStore)
 	}
 	if r.NodeMetrics > 0 {
 		fmt.Fprintf(&b, "usage reports: the server measured %d of %d nodes\n", r.NodeMetrics, r.Agents)
