@@ -87,6 +87,8 @@ func TestNodeAuthorizationRealTLS(t *testing.T) {
 		{"delete other node", "DELETE", "/api/v1/nodes/b", "", 403},
 		{"other node status", "PATCH", "/api/v1/nodes/b/status", statusPatch, 403},
 		{"other node's pod", "GET", "/api/v1/namespaces/default/pods/pb", "", 403},
+		{"other node's pod status", "PATCH", "/api/v1/namespaces/default/pods/pb/status", `{"status":{"phase":"Failed"}}`, 403},
+		{"own pod status", "PATCH", "/api/v1/namespaces/default/pods/pa/status", `{"status":{"message":"mine"}}`, 200},
 		{"missing pod", "GET", "/api/v1/namespaces/default/pods/nope", "", 403},
 		{"all pods", "GET", "/api/v1/pods", "", 403},
 		{"other node's pods", "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Db", "", 403},
@@ -136,6 +138,17 @@ func TestNodeAuthorizationRealTLS(t *testing.T) {
 				t.Errorf("node a: %s %s: Status %+v; want reason Forbidden with a message", tt.method, tt.path, st)
 			}
 		}
+	}
+
+	// A pod of a's, deleted and made again under its name on b, is b's
+	// at once: the server's memory of the pod it wrote last must not let
+	// a keep it.
+	h.mustDo("POST", "/api/v1/namespaces/default/pods", admin, fmt.Sprintf(podOnJSON, "pr", "a", "sa"), http.StatusCreated)
+	h.mustDo("PATCH", "/api/v1/namespaces/default/pods/pr/status", credA, `{"status":{"message":"mine"}}`, http.StatusOK)
+	h.mustDo("DELETE", "/api/v1/namespaces/default/pods/pr?gracePeriodSeconds=0", admin, "", http.StatusOK)
+	h.mustDo("POST", "/api/v1/namespaces/default/pods", admin, fmt.Sprintf(podOnJSON, "pr", "b", "sb"), http.StatusCreated)
+	if code, b := h.do("PATCH", "/api/v1/namespaces/default/pods/pr/status", credA, `{"status":{"phase":"Failed"}}`); code != http.StatusForbidden {
+		t.Errorf("node a: status of its pod made again on b = %d %s; want 403", code, b)
 	}
 
 	// Another machine claiming "a" with only the join token is refused;

@@ -88,16 +88,14 @@ func (s *server) nodeFacts(r *http.Request, node string, req *auth.Request) erro
 				req.IsMirrorForSelf = mirror && pod.Spec.NodeName == node
 			}
 		case req.Name != "":
-			obj, err := s.store.Get(ctx, auth.ResourcePods, req.Namespace, req.Name)
+			node, err := s.store.NodeOf(ctx, auth.ResourcePods, req.Namespace, req.Name)
 			if errors.Is(err, storage.ErrNotFound) {
 				return nil
 			}
 			if err != nil {
 				return fmt.Errorf("authorize: read pod: %w", err)
 			}
-			if pod, ok := obj.(*api.Pod); ok {
-				req.BoundToNode = pod.Spec.NodeName
-			}
+			req.BoundToNode = node
 		}
 	case auth.ResourceVolumes:
 		if req.Name == "" {

@@ -44,6 +44,7 @@ type hotCache struct {
 type hotEntry struct {
 	value []byte // plain (unsealed) stored value, resourceVersion included
 	rev   int64
+	node  string // spec.nodeName, as the objects table's node column
 	seq   uint64 // its slot in ring
 }
 
@@ -81,6 +82,22 @@ func (c *hotCache) get(k key) ([]byte, int64, bool) {
 	return v, e.rev, true
 }
 
+// node returns k's spec.nodeName, if k is cached.
+func (c *hotCache) node(k key) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	c.mu.Lock()
+	e, ok := c.m[k]
+	c.mu.Unlock()
+	if !ok {
+		c.misses.Add(1)
+		return "", false
+	}
+	c.hits.Add(1)
+	return e.node, true
+}
+
 // forget removes the keys ops write. The writer calls it before their
 // transaction can commit.
 func (c *hotCache) forget(ops []*op) {
@@ -109,7 +126,7 @@ func (c *hotCache) remember(changes []*change) {
 	defer c.mu.Unlock()
 	for _, ch := range changes {
 		c.remove(ch.key) // a transaction may write a key twice
-		if ch.typ == Deleted || int64(len(ch.value)) > c.maxBytes/16 {
+		if ch.typ == Deleted || !ch.haveSets || int64(len(ch.value)) > c.maxBytes/16 {
 			continue
 		}
 		for c.n == len(c.ring) || (c.n > 0 && c.bytes+int64(len(ch.value)) > c.maxBytes) {
@@ -118,7 +135,7 @@ func (c *hotCache) remember(changes []*change) {
 		c.seq++
 		c.ring[(c.head+c.n)%len(c.ring)] = hotSlot{k: ch.key, seq: c.seq}
 		c.n++
-		c.m[ch.key] = hotEntry{value: ch.value, rev: ch.rev, seq: c.seq}
+		c.m[ch.key] = hotEntry{value: ch.value, rev: ch.rev, node: ch.fields[watchIndexField], seq: c.seq}
 		c.bytes += int64(len(ch.value))
 	}
 }

@@ -16,7 +16,8 @@ import (
 )
 
 func hotChange(name string, typ EventType, rev int64, size int) *change {
-	return &change{rev: rev, typ: typ, key: key{resource: "configmaps", namespace: "default", name: name}, value: []byte(strings.Repeat("v", size))}
+	return &change{rev: rev, typ: typ, key: key{resource: "configmaps", namespace: "default", name: name}, value: []byte(strings.Repeat("v", size)),
+		haveSets: true, fields: map[string]string{watchIndexField: "node-" + name}}
 }
 
 // TestHotCacheBounds checks the FIFO: the oldest insertion goes first,
@@ -63,9 +64,18 @@ func TestHotCacheBounds(t *testing.T) {
 		t.Errorf("%d of 10 small values cached; want 10", got)
 	}
 	small.remember([]*change{hotChange("k10", Added, 11, 6)}) // 66 bytes: still under the bound
-	small.remember([]*change{{rev: 12, typ: Added, key: key{resource: "configmaps", namespace: "default", name: "k11"}, value: []byte("123456")}})
+	small.remember([]*change{hotChange("k11", Added, 12, 6)})
 	if small.len() != 12 {
 		t.Errorf("%d cached; want 12", small.len())
+	}
+	if node, ok := small.node(key{resource: "configmaps", namespace: "default", name: "k11"}); !ok || node != "node-k11" {
+		t.Errorf("node of k11 = %q, %v; want node-k11", node, ok)
+	}
+	noSets := hotChange("k12", Added, 13, 6)
+	noSets.haveSets = false
+	small.remember([]*change{noSets})
+	if _, _, ok := small.get(noSets.key); ok {
+		t.Error("a change without its field set was cached; its node would be unknown")
 	}
 }
 

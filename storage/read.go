@@ -13,6 +13,7 @@ import (
 // prepares each lazily on every pooled connection and reuses it.
 type readStmts struct {
 	get     *sql.Stmt
+	node    *sql.Stmt // an object's node column
 	meta    *sql.Stmt
 	changes *sql.Stmt
 	tsAt    *sql.Stmt
@@ -30,6 +31,7 @@ func prepareReads(ctx context.Context, db *sql.DB, rebind func(string) string) (
 		q    string
 	}{
 		{&rs.get, `SELECT value, rev FROM objects WHERE resource = ? AND namespace = ? AND name = ?`},
+		{&rs.node, `SELECT node FROM objects WHERE resource = ? AND namespace = ? AND name = ?`},
 		{&rs.meta, `SELECT value FROM meta WHERE key = ?`},
 		{&rs.changes, `SELECT rev, namespace, name, type, ts, labels, fields, prev_labels, prev_fields, value
 			FROM changes WHERE rev > ? AND rev <= ? AND resource = ? ORDER BY rev LIMIT ?`},
@@ -94,6 +96,36 @@ func (s *Store) pointCtx(ctx context.Context) context.Context {
 		return ctx
 	}
 	return context.WithoutCancel(ctx)
+}
+
+// NodeOf returns the spec.nodeName of one stored object ("" when it has
+// none), without reading or decoding the rest of it: what authorizing a
+// node's request about a pod needs.
+func (s *Store) NodeOf(ctx context.Context, resource, namespace, name string) (string, error) {
+	info, err := s.lookup(resource)
+	if err != nil {
+		return "", fmt.Errorf("node of: %w", err)
+	}
+	if err := checkKey(info, namespace, name); err != nil {
+		return "", fmt.Errorf("node of: %w", err)
+	}
+	k := key{resource: resource, namespace: namespace, name: name}
+	if err := s.beginRead(); err != nil {
+		return "", fmt.Errorf("node of %s: %w", k, err)
+	}
+	defer s.endRead()
+	if node, ok := s.hot.node(k); ok {
+		return node, nil
+	}
+	var node sql.NullString
+	err = s.rs.node.QueryRowContext(s.pointCtx(ctx), resource, namespace, name).Scan(&node)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("node of %s: %w", k, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("node of %s: %w", k, translate(err))
+	}
+	return node.String, nil
 }
 
 // Get returns one object, decoded; the caller owns it.
