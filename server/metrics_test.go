@@ -31,6 +31,8 @@ func TestMetricsCountRequestsAndNeedAdmin(t *testing.T) {
 		`skiff_http_request_duration_seconds_count{resource="pods",verb="list"} 1`,
 		"skiff_store_writes_total ",
 		"skiff_store_watchers ",
+		"skiff_store_hot_reads_total ",
+		"skiff_store_cold_reads_total ",
 		"skiff_http_watch_streams 0",
 		"process_resident_memory_bytes ",
 		"go_goroutines ",
