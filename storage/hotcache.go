@@ -64,38 +64,36 @@ func newHotCache(entries int, maxBytes int64) *hotCache {
 
 // get returns a copy of k's value and its revision, if cached.
 func (c *hotCache) get(k key) ([]byte, int64, bool) {
-	if c == nil {
-		return nil, 0, false
-	}
-	c.mu.Lock()
-	e, ok := c.m[k]
-	var v []byte
-	if ok {
-		v = append([]byte(nil), e.value...)
-	}
-	c.mu.Unlock()
-	if !ok {
-		c.misses.Add(1)
-		return nil, 0, false
-	}
-	c.hits.Add(1)
-	return v, e.rev, true
+	e, ok := c.lookup(k, true)
+	return e.value, e.rev, ok
 }
 
 // node returns k's spec.nodeName, if k is cached.
 func (c *hotCache) node(k key) (string, bool) {
+	e, ok := c.lookup(k, false)
+	return e.node, ok
+}
+
+// lookup returns k's entry, with a copy of its value when withValue, and
+// counts the hit or the miss.
+func (c *hotCache) lookup(k key, withValue bool) (hotEntry, bool) {
 	if c == nil {
-		return "", false
+		return hotEntry{}, false
 	}
 	c.mu.Lock()
 	e, ok := c.m[k]
+	if ok && withValue {
+		e.value = append([]byte(nil), e.value...)
+	} else {
+		e.value = nil
+	}
 	c.mu.Unlock()
 	if !ok {
 		c.misses.Add(1)
-		return "", false
+		return hotEntry{}, false
 	}
 	c.hits.Add(1)
-	return e.node, true
+	return e, true
 }
 
 // forget removes the keys ops write. The writer calls it before their

@@ -55,16 +55,9 @@ func prepareReads(ctx context.Context, db *sql.DB, rebind func(string) string) (
 // GetRaw returns the stored JSON of one object and its revision. The
 // bytes belong to the caller. namespace is "" for cluster-scoped kinds.
 func (s *Store) GetRaw(ctx context.Context, resource, namespace, name string) ([]byte, int64, error) {
-	info, err := s.lookup(resource)
+	k, err := s.beginPointRead("get", resource, namespace, name)
 	if err != nil {
-		return nil, 0, fmt.Errorf("get: %w", err)
-	}
-	if err := checkKey(info, namespace, name); err != nil {
-		return nil, 0, fmt.Errorf("get: %w", err)
-	}
-	k := key{resource: resource, namespace: namespace, name: name}
-	if err := s.beginRead(); err != nil {
-		return nil, 0, fmt.Errorf("get %s: %w", k, err)
+		return nil, 0, err
 	}
 	defer s.endRead()
 	if value, rev, ok := s.hot.get(k); ok {
@@ -98,20 +91,30 @@ func (s *Store) pointCtx(ctx context.Context) context.Context {
 	return context.WithoutCancel(ctx)
 }
 
+// beginPointRead checks the key of a read of one object (what names the
+// read in errors) and begins the read; the caller ends it with endRead.
+func (s *Store) beginPointRead(what, resource, namespace, name string) (key, error) {
+	info, err := s.lookup(resource)
+	if err != nil {
+		return key{}, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := checkKey(info, namespace, name); err != nil {
+		return key{}, fmt.Errorf("%s: %w", what, err)
+	}
+	k := key{resource: resource, namespace: namespace, name: name}
+	if err := s.beginRead(); err != nil {
+		return key{}, fmt.Errorf("%s %s: %w", what, k, err)
+	}
+	return k, nil
+}
+
 // NodeOf returns the spec.nodeName of one stored object ("" when it has
 // none), without reading or decoding the rest of it: what authorizing a
 // node's request about a pod needs.
 func (s *Store) NodeOf(ctx context.Context, resource, namespace, name string) (string, error) {
-	info, err := s.lookup(resource)
+	k, err := s.beginPointRead("node of", resource, namespace, name)
 	if err != nil {
-		return "", fmt.Errorf("node of: %w", err)
-	}
-	if err := checkKey(info, namespace, name); err != nil {
-		return "", fmt.Errorf("node of: %w", err)
-	}
-	k := key{resource: resource, namespace: namespace, name: name}
-	if err := s.beginRead(); err != nil {
-		return "", fmt.Errorf("node of %s: %w", k, err)
+		return "", err
 	}
 	defer s.endRead()
 	if node, ok := s.hot.node(k); ok {

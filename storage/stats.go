@@ -21,7 +21,7 @@ type Stats struct {
 	// ReplayReads counts the change-log reads (a chunk each) of watches
 	// resuming from history older than the in-memory watch cache.
 	ReplayReads int64
-	// HotHits and HotMisses count the point reads (Get) answered from
+	// HotHits and HotMisses count the point reads (Get, NodeOf) answered from
 	// the objects written last (Options.HotObjects) and those that read
 	// the database.
 	HotHits, HotMisses int64
