@@ -37,21 +37,7 @@ func TestSQLiteNoSpace(t *testing.T) {
 	if err := s.Create(ctx, fixtures.ConfigMap("default", "before", nil)); err != nil {
 		t.Fatal(err)
 	}
-	setMaxPages := func(extra int64) {
-		t.Helper()
-		err := s.submit(ctx, &op{kind: opTask, task: func(ctx context.Context, w *writer) error {
-			var pages int64
-			if err := w.conn.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
-				return err
-			}
-			_, err := w.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", pages+extra))
-			return err
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	setMaxPages(0)
+	setMaxPages(t, s, 0)
 	rev := s.Revision()
 	big := map[string]string{"data": strings.Repeat("x", 64<<10)}
 	var wg sync.WaitGroup
@@ -74,7 +60,7 @@ func TestSQLiteNoSpace(t *testing.T) {
 		t.Errorf("GetRaw on a full database = %v; want nil (reads keep working)", err)
 	}
 
-	setMaxPages(1 << 20)
+	setMaxPages(t, s, 1<<20)
 	if err := s.Create(ctx, fixtures.ConfigMap("default", "after", big)); err != nil {
 		t.Fatalf("Create after freeing space = %v; want nil", err)
 	}
