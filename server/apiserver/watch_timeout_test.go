@@ -108,6 +108,49 @@ func TestBookmarkLineReusesItsBuffer(t *testing.T) {
 	}
 }
 
+// TestEventLineFromPool checks an event's line and that a stream which
+// gives each line back allocates none: one buffer an event was 6 % of
+// a fleet placement's allocations. A line bigger than maxPooledLine is
+// not kept.
+func TestEventLineFromPool(t *testing.T) {
+	res, ok := api.LookupResource("pods")
+	if !ok {
+		t.Fatal("no pods")
+	}
+	enc := eventEncoder{res: &res}
+	obj := []byte(`{"kind":"Pod","metadata":{"name":"web"}}`)
+	got, err := enc.line(api.Modified, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"type":"MODIFIED","object":` + string(obj) + "}\n"; string(got) != want {
+		t.Errorf("line = %q; want %q", got, want)
+	}
+	enc.release()
+	if enc.held != nil {
+		t.Error("release kept the buffer")
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := enc.line(api.Added, obj); err != nil {
+			t.Fatal(err)
+		}
+		enc.release()
+	}); n != 0 {
+		t.Errorf("an event's line allocates %.0f times; want 0", n)
+	}
+	huge, err := enc.line(api.Added, make([]byte, maxPooledLine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := enc.held
+	enc.release()
+	for range 4 {
+		if p := lineBufs.Get().(*[]byte); p == bp || cap(*p) > maxPooledLine {
+			t.Fatalf("a %d-byte line's buffer went back to the pool", len(huge))
+		}
+	}
+}
+
 // TestWatchDeadlineRenewsOnlyWhenShort: a stream's write deadline is set
 // on its first write, left alone while a write still gets writeTimeout,
 // and renewed past the next two heartbeats once it would not; every write,
