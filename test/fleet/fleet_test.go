@@ -41,19 +41,19 @@ func runMain(m *testing.M) int {
 // against the real binary: all join and heartbeat, pods bound to them
 // arrive and are reported Running, a Deployment of 300 replicas with a
 // DoNotSchedule spread by zone is placed evenly over the 4 zones and
-// runs, and after a server restart every agent heartbeats again and
-// receives a new pod. Nothing here asserts speed.
+// runs, and after each of two server restarts every agent heartbeats
+// again and receives a new pod. Nothing here asserts speed.
 func TestFleetSmall(t *testing.T) {
 	const agents, replicas = 150, 300
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Config{Bin: skiffBin, Dir: t.TempDir(), Agents: agents, Zones: 4, StartRate: 500,
-		Window: 2 * time.Second, Pods: agents, BindRate: 500, Replicas: replicas, Restart: true, Timeout: 3 * time.Minute, Usage: time.Second})
+		Window: 2 * time.Second, Pods: agents, BindRate: 500, Replicas: replicas, Restarts: 2, Timeout: 3 * time.Minute, Usage: time.Second})
 	t.Log("\n" + rep.Summary())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Replicas != replicas || rep.Pods != agents || !rep.Restarted {
+	if rep.Replicas != replicas || rep.Pods != agents || len(rep.Restarts) != 2 {
 		t.Fatalf("report %+v; want every phase run", rep)
 	}
 	total := 0

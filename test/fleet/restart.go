@@ -3,19 +3,59 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
+// RestartReport is one restart's return, every duration from the new
+// server process's start unless named otherwise.
+type RestartReport struct {
+	Down    time.Duration // SIGTERM → the new server process started
+	Ready   time.Duration // → its /readyz answered the simulator
+	Beats   time.Duration // → every agent heartbeated again
+	Streams time.Duration // → a pod bound to every agent after it reached it
+	// The new process's TLS handshakes (done, resumed, failed, failed
+	// waiting for a slot) and its requests answered 429, until every
+	// agent heartbeated.
+	Handshakes [4]int
+	TooMany    int
+	CPU        float64 // the server's, from ready to every stream back
+	After      Sample
+	// Stalls names the files where a stall's goroutines went (see
+	// Config.ServerPprof).
+	Stalls []string
+}
+
+func (rr RestartReport) String() string {
+	s := fmt.Sprintf("stopped in %v; from the new process's start: ready %v, every agent heartbeating %v, a new pod at every agent %v; server CPU %.1f%%, %v",
+		rr.Down.Round(time.Millisecond), rr.Ready.Round(time.Millisecond), rr.Beats.Round(time.Millisecond), rr.Streams.Round(time.Millisecond), rr.CPU, rr.After)
+	if len(rr.Stalls) > 0 {
+		s += "; stalled, goroutines in " + strings.Join(rr.Stalls, ", ")
+	}
+	return s
+}
+
+// stallTicks is how many 2 s ticks of the restart's timeline without a
+// new agent heartbeating make a stall worth a snapshot.
+const stallTicks = 5
+
 // restart stops the server, starts it again and times the fleet's
 // return: every agent heartbeating, then a new pod bound to every agent
-// delivered.
-func (r *run) restart(ctx context.Context) error {
+// delivered. n numbers the restart (from 1) in names and lines.
+func (r *run) restart(ctx context.Context, n int) error {
+	var rr RestartReport
+	defer func() { r.rep.Restarts = append(r.rep.Restarts, rr) }()
 	// The return's shape, every 2 s from the new process's start: a herd
 	// shows as a flat start and a late step, a server that keeps up as a
-	// steady climb.
+	// steady climb. A climb that stops short is a stall: its goroutines
+	// are kept once.
 	before := r.srv.Started()
 	tctx, stopTimeline := context.WithCancel(ctx)
 	defer stopTimeline()
@@ -24,6 +64,7 @@ func (r *run) restart(ctx context.Context) error {
 		defer close(timeline)
 		tick := time.NewTicker(2 * time.Second)
 		defer tick.Stop()
+		last, flat, kept := -1, 0, false
 		for {
 			select {
 			case <-tctx.Done():
@@ -33,8 +74,18 @@ func (r *run) restart(ctx context.Context) error {
 				if st.Equal(before) {
 					continue // not started again yet
 				}
-				n := r.fleet.Count(func(a *Agent) bool { return a.LastBeat().After(st) })
-				r.progress("restart at %v: %d of %d agents heartbeating", now.Sub(st).Round(100*time.Millisecond), n, r.cfg.Agents)
+				beating := r.fleet.Count(func(a *Agent) bool { return a.LastBeat().After(st) })
+				r.progress("restart %d at %v: %d of %d agents heartbeating", n, now.Sub(st).Round(100*time.Millisecond), beating, r.cfg.Agents)
+				if beating == last && beating < r.cfg.Agents {
+					flat++
+				} else {
+					flat = 0
+				}
+				last = beating
+				if flat >= stallTicks && !kept {
+					kept = true
+					rr.Stalls = r.keepStall(tctx, fmt.Sprintf("restart-%d", n))
+				}
 			}
 		}
 	}()
@@ -47,44 +98,107 @@ func (r *run) restart(ctx context.Context) error {
 	// moment the server listens, and a reconnect storm can hold the
 	// simulator's own readiness probe back for most of it.
 	ready, started := time.Now(), r.srv.Started()
-	r.rep.Restarted, r.rep.RestartDown, r.rep.RestartReady = true, started.Sub(t0), ready.Sub(started)
+	rr.Down, rr.Ready = started.Sub(t0), ready.Sub(started)
 	a, err := r.sample()
 	if err != nil {
 		return err
 	}
 	beating := func(a *Agent) bool { return a.LastBeat().After(started) }
-	r.progress("restart: stopped in %v, ready %v after the new process started", r.rep.RestartDown.Round(100*time.Millisecond), r.rep.RestartReady.Round(100*time.Millisecond))
+	r.progress("restart %d: stopped in %v, ready %v after the new process started", n, rr.Down.Round(100*time.Millisecond), rr.Ready.Round(100*time.Millisecond))
 	err = r.fleet.WaitFor(ctx, "heartbeating after the restart", beating, r.cfg.Timeout)
 	stopTimeline()
 	<-timeline
 	if err != nil {
-		return fmt.Errorf("%w\n%s", err, r.srv.LogTail())
+		return fmt.Errorf("restart %d: %w\n%s", n, err, r.srv.LogTail())
 	}
-	r.rep.RestartBeats = time.Since(started)
+	rr.Beats = time.Since(started)
 	// What the return cost the new process: its counters start at zero.
 	if text, err := r.serverMetrics(ctx); err == nil {
-		r.rep.RestartHandshakes = [4]int{int(ParseSample(text, "skiff_tls_handshakes_total", `result="ok"`)), int(ParseSample(text, "skiff_tls_handshakes_resumed_total")),
+		rr.Handshakes = [4]int{int(ParseSample(text, "skiff_tls_handshakes_total", `result="ok"`)), int(ParseSample(text, "skiff_tls_handshakes_resumed_total")),
 			int(ParseSample(text, "skiff_tls_handshakes_total", `result="failed"`)), int(ParseSample(text, "skiff_tls_handshakes_expired_total"))}
-		r.rep.Restart429s = int(ParseSample(text, "skiff_http_requests_total", `code="429"`))
-		r.progress("restart: every agent heartbeating %v after the new process started; TLS handshakes %d ok (%d resumed), %d failed (%d of them waited out their deadline for a slot); %d requests answered 429 (%s)",
-			r.rep.RestartBeats.Round(100*time.Millisecond), r.rep.RestartHandshakes[0], r.rep.RestartHandshakes[1], r.rep.RestartHandshakes[2], r.rep.RestartHandshakes[3], r.rep.Restart429s,
+		rr.TooMany = int(ParseSample(text, "skiff_http_requests_total", `code="429"`))
+		r.progress("restart %d: every agent heartbeating %v after the new process started; TLS handshakes %d ok (%d resumed), %d failed (%d of them waited out their deadline for a slot); %d requests answered 429 (%s)",
+			n, rr.Beats.Round(100*time.Millisecond), rr.Handshakes[0], rr.Handshakes[1], rr.Handshakes[2], rr.Handshakes[3], rr.TooMany,
 			tooManyByResource(text))
 	}
-	if _, err := r.bindAll(ctx, "after", r.cfg.Agents, max(r.cfg.BindRate, 1000)); err != nil {
+	// The first restart's pods keep the names runs before several
+	// restarts gave them.
+	prefix := "after"
+	if n > 1 {
+		prefix = fmt.Sprintf("after%d", n)
+	}
+	if _, err := r.bindAll(ctx, prefix, r.cfg.Agents, max(r.cfg.BindRate, 1000)); err != nil {
 		return err
 	}
-	if err := r.waitDelivered(ctx, "after", r.cfg.Agents); err != nil {
+	if err := r.waitDelivered(ctx, prefix, r.cfg.Agents); err != nil {
 		return err
 	}
-	r.rep.RestartStreams = time.Since(started)
+	rr.Streams = time.Since(started)
 	b, err := r.sample()
 	if err != nil {
 		return err
 	}
-	r.rep.AfterRestart, r.rep.RestartCPU = b, CPUPercent(a.ProcStats, b.ProcStats)
-	r.progress("restart: stopped in %v; from the new process's start: ready %v, every agent heartbeating %v, a new pod at every agent %v; server CPU %.1f%%, %v",
-		r.rep.RestartDown, r.rep.RestartReady, r.rep.RestartBeats, r.rep.RestartStreams, r.rep.RestartCPU, b)
+	rr.After, rr.CPU = b, CPUPercent(a.ProcStats, b.ProcStats)
+	r.progress("restart %d: %v", n, rr)
 	return nil
+}
+
+// keepStall writes what the server and the simulator were doing into
+// the run's directory: both processes' goroutines (counted by stack)
+// and the server's heap, the server's only when Config.ServerPprof
+// names its pprof address. It returns the files written.
+func (r *run) keepStall(ctx context.Context, name string) []string {
+	var kept []string
+	own := filepath.Join(r.cfg.Dir, name+"-simulator-goroutines.txt")
+	if f, err := os.Create(own); err == nil {
+		err = pprof.Lookup("goroutine").WriteTo(f, 1)
+		if cerr := f.Close(); err == nil && cerr == nil {
+			kept = append(kept, own)
+		}
+	}
+	if r.cfg.ServerPprof == "" {
+		return kept
+	}
+	for _, p := range []struct{ file, path string }{
+		{name + "-server-goroutines.txt", "/debug/pprof/goroutine?debug=1"},
+		{name + "-server-heap.pb.gz", "/debug/pprof/heap"},
+	} {
+		file := filepath.Join(r.cfg.Dir, p.file)
+		if err := fetchTo(ctx, "http://"+r.cfg.ServerPprof+p.path, file); err != nil {
+			r.progress("%s: %v", name, err)
+			continue
+		}
+		kept = append(kept, file)
+	}
+	r.progress("%s: the fleet stopped coming back; kept %s", name, strings.Join(kept, ", "))
+	return kept
+}
+
+// fetchTo writes the body of a GET of url to file.
+func fetchTo(ctx context.Context, url, file string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // tooManyByResource lists the server's 429 answers by resource and verb,

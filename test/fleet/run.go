@@ -55,9 +55,15 @@ type Config struct {
 	// Replicas is the Deployment spread by zone over every node (0: as
 	// many as agents; <0: none).
 	Replicas int
-	// Restart stops and starts the server once, then binds one new pod to
-	// every agent to check each stream came back.
-	Restart bool
+	// Restarts is how many times the server is stopped and started
+	// again, each time followed by one new pod bound to every agent to
+	// check each stream came back.
+	Restarts int
+	// ServerPprof is the loopback host:port where the server serves
+	// net/http/pprof (a -tags fleetprof build run with SKIFF_PPROF_ADDR),
+	// read when a restart stalls; empty: only the simulator's own
+	// goroutines are kept.
+	ServerPprof string
 	// Timeout bounds each phase's wait (0: 10 minutes).
 	Timeout time.Duration
 	Logger  *slog.Logger
@@ -126,18 +132,7 @@ type Report struct {
 
 	NodeMetrics int // nodes with measured usage once the phases before the restart ran
 
-	Restarted      bool
-	RestartDown    time.Duration // SIGTERM → the new server process started
-	RestartReady   time.Duration // the new process started → its /readyz answered the simulator
-	RestartBeats   time.Duration // the new process started → every agent heartbeated again
-	RestartStreams time.Duration // the new process started → a pod bound to every agent after it reached it
-	// The new process's TLS handshakes (done, resumed, failed, failed
-	// waiting for a slot) and its requests answered 429, until every
-	// agent heartbeated.
-	RestartHandshakes [4]int
-	Restart429s       int
-	RestartCPU        float64
-	AfterRestart      Sample
+	Restarts []RestartReport // one per restart, in order
 }
 
 // Sample is the server process (and the machine) at one moment.
@@ -299,9 +294,9 @@ func (r *run) phases(ctx context.Context, start time.Time) error {
 			return err
 		}
 	}
-	if cfg.Restart {
-		r.collectOwn("the restart")
-		if err := r.restart(ctx); err != nil {
+	for n := 1; n <= cfg.Restarts; n++ {
+		r.collectOwn(fmt.Sprintf("restart %d", n))
+		if err := r.restart(ctx, n); err != nil {
 			return err
 		}
 	}
@@ -584,9 +579,8 @@ func (r Report) Summary() string {
 	if r.NodeMetrics > 0 {
 		fmt.Fprintf(&b, "usage reports: the server measured %d of %d nodes\n", r.NodeMetrics, r.Agents)
 	}
-	if r.Restarted {
-		fmt.Fprintf(&b, "restart: stopped in %v; from the new process's start: ready %v, every agent heartbeating %v, a new pod at every agent %v; server CPU %.1f%%, %v\n",
-			r.RestartDown.Round(time.Millisecond), r.RestartReady.Round(time.Millisecond), r.RestartBeats.Round(time.Millisecond), r.RestartStreams.Round(time.Millisecond), r.RestartCPU, r.AfterRestart)
+	for i, rr := range r.Restarts {
+		fmt.Fprintf(&b, "restart %d: %v\n", i+1, rr)
 	}
 	return b.String()
 }

@@ -42,11 +42,18 @@ func run() error {
 	flag.BoolVar(&cfg.KeepBeats, "keep-beats", false, "agents beat every period even right after a usage report the server took (as before the server counted reports as heartbeats: for an older server)")
 	flag.BoolVar(&cfg.CollectBetween, "collect-between", true, "run the simulator's own collector to completion before each measured phase, not inside one (false: as before 2026-12-01)")
 	flag.DurationVar(&cfg.Settle, "settle", 0, "how long the fleet runs after the join before the steady window")
-	flag.BoolVar(&cfg.Restart, "restart", true, "restart the server and time the fleet's return")
+	restart := flag.Bool("restart", true, "restart the server and time the fleet's return (false: no restart, whatever -restarts says)")
+	flag.IntVar(&cfg.Restarts, "restarts", 1, "how many times to restart the server, timing the fleet's return each time")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound on each phase")
 	gogc := flag.Int("gogc", 400, "the simulator's own GOGC, set in-process so the server it starts keeps its own (0: Go's default, or the GOGC environment variable)")
 	pprofAddr := flag.String("pprof", "", "serve the simulator's own net/http/pprof on this loopback address (its CPU shares the box with the server's)")
 	flag.Parse()
+	if !*restart {
+		cfg.Restarts = 0
+	}
+	// A -tags fleetprof server serves its profiles here; a restart that
+	// stalls keeps its goroutines and heap.
+	cfg.ServerPprof = os.Getenv("SKIFF_PPROF_ADDR")
 	// The simulator's collector shares the box's cores with the server.
 	// At 10,000 agents its live heap is about 1 GiB, and at Go's default
 	// of 100 a collection during the restart's reconnect storm took 5 s,
