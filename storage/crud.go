@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -76,7 +75,8 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, resource, namespace, name 
 		return nil, fmt.Errorf("update %s: %w", k, err)
 	}
 	defer unlock()
-	value, rev, err := s.GetRaw(ctx, resource, namespace, name)
+	// value is only decoded and compared: the hot cache's own will do.
+	value, rev, _, err := s.getValue(ctx, resource, namespace, name)
 	if err != nil {
 		return nil, fmt.Errorf("guaranteed update: %w", err)
 	}
@@ -101,7 +101,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, resource, namespace, name 
 		if e.key != k {
 			return nil, fmt.Errorf("update %s: update function changed the key to %s: %w", k, e.key, ErrInvalid)
 		}
-		if bytes.Equal(e.withRevision(rev), value) {
+		if e.isStored(value, rev) {
 			return next, nil
 		}
 		o := &op{kind: opUpdate, enc: e, precond: rev, current: true}

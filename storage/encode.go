@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/skiffhq/skiff/api"
@@ -90,12 +91,12 @@ func (s *Store) encode(obj api.Object) (*encoded, error) {
 	e := &encoded{key: k, info: info, json: b, at: i + len(rvKey)}
 	if len(m.Labels) > 0 {
 		e.labelSet = maps.Clone(labels.Set(m.Labels))
-		if e.labels, err = json.Marshal(e.labelSet); err != nil {
+		if e.labels, err = marshalStringMap(e.labelSet); err != nil {
 			return nil, fmt.Errorf("encode %s labels: %w", k, err)
 		}
 	}
 	e.fieldSet = api.SelectableFields(obj)
-	if e.fields, err = json.Marshal(e.fieldSet); err != nil {
+	if e.fields, err = marshalStringMap(e.fieldSet); err != nil {
 		return nil, fmt.Errorf("encode %s fields: %w", k, err)
 	}
 	e.node = e.fieldSet["spec.nodeName"]
@@ -109,6 +110,17 @@ func (e *encoded) withRevision(rev int64) []byte {
 	out = append(out, e.json[:e.at]...)
 	out = strconv.AppendInt(out, rev, 10)
 	return append(out, e.json[e.at+len(rvPlaceholder):]...)
+}
+
+// isStored reports whether value is what withRevision(rev) returns,
+// without building it.
+func (e *encoded) isStored(value []byte, rev int64) bool {
+	head, tail := e.json[:e.at], e.json[e.at+len(rvPlaceholder):]
+	if len(value) < len(head)+len(tail) || !bytes.HasPrefix(value, head) || !bytes.HasSuffix(value, tail) {
+		return false
+	}
+	var digits [20]byte
+	return string(value[len(head):len(value)-len(tail)]) == string(strconv.AppendInt(digits[:0], rev, 10))
 }
 
 // restamp returns a copy of the stored value with its resourceVersion
@@ -125,6 +137,51 @@ func restamp(value []byte, old, rev int64) ([]byte, error) {
 	out = append(out, value[:i]...)
 	out = strconv.AppendInt(out, rev, 10)
 	return append(out, value[i+len(pat)-len(rvKey)-1:]...), nil
+}
+
+// marshalStringMap is json.Marshal(m), byte for byte, for the labels and
+// fields every write stores: keys in order, each key and value between
+// quotes. A map with a string encoding/json would escape (a quote, a
+// backslash, a control character, <, >, &, or anything not ASCII) goes
+// to encoding/json itself. Labels and the fields a write selects on
+// (names, node names, phases) never hold one, and encoding/json's map
+// encoder was 3 % of a pod status write's allocations.
+func marshalStringMap[M ~map[string]string](m M) ([]byte, error) {
+	if m == nil {
+		return []byte("null"), nil
+	}
+	n := 2
+	for k, v := range m {
+		if !plainJSON(k) || !plainJSON(v) {
+			return json.Marshal(m)
+		}
+		n += len(k) + len(v) + 6
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, `":"`...)
+		b = append(b, m[k]...)
+		b = append(b, '"')
+	}
+	return append(b, '}'), nil
+}
+
+// plainJSON reports whether s is printable ASCII that JSON (as
+// encoding/json writes it) quotes as it is.
+func plainJSON(s string) bool {
+	for i := range len(s) {
+		switch c := s[i]; {
+		case c < 0x20, c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // checkKey rejects names the store cannot key on.

@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/skiffhq/skiff/api"
@@ -193,4 +195,77 @@ func mustFieldsB(b *testing.B, s string) fields.Selector {
 		b.Fatalf("fields.Parse(%q) = %v", s, err)
 	}
 	return sel
+}
+
+// TestMarshalStringMap: the labels and fields columns are what
+// encoding/json wrote before, byte for byte, for maps it quotes as they
+// are and for those it escapes.
+func TestMarshalStringMap(t *testing.T) {
+	for _, m := range []map[string]string{
+		nil,
+		{},
+		{"app": "web"},
+		{"app.kubernetes.io/name": "web", "tier": "front", "a": "", "": "b"},
+		{"metadata.name": "web-0", "metadata.namespace": "default", "spec.nodeName": "node-00001", "status.phase": "Running"},
+		{"q": `say "hi"`},
+		{"html": "<b>&</b>"},
+		{"ctl": "a\tb\x00\x1f"},
+		{"utf8": "zürich", "bad": "\xff\xfe", "sep": "\u2028"},
+		{"del": "\x7f"},
+	} {
+		checkMarshalStringMap(t, m)
+	}
+}
+
+func FuzzMarshalStringMap(f *testing.F) {
+	f.Add("app", "web", "tier", "front")
+	f.Add("a<", "\"b", "\x00", "\xff")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		checkMarshalStringMap(t, map[string]string{k1: v1, k2: v2})
+		checkMarshalStringMap(t, labels.Set{k1: v1})
+	})
+}
+
+func checkMarshalStringMap[M ~map[string]string](t *testing.T, m M) {
+	t.Helper()
+	want, werr := json.Marshal(m)
+	got, err := marshalStringMap(m)
+	if err != nil || werr != nil || string(got) != string(want) {
+		t.Errorf("marshalStringMap(%q) = %s, %v; want %s, %v (encoding/json)", m, got, err, want, werr)
+	}
+}
+
+// TestIsStored: isStored(v, rev) is bytes.Equal(withRevision(rev), v),
+// for the value itself, other revisions, and values that differ
+// elsewhere, are cut short or run on.
+func TestIsStored(t *testing.T) {
+	s := testStore()
+	cm := &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "x", Namespace: "ns"}, Data: map[string]string{"k": "v"}}
+	e, err := s.encode(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := e.withRevision(1234)
+	head := e.json[:e.at]
+	values := [][]byte{
+		stored,
+		e.withRevision(123),
+		e.withRevision(12345),
+		e.withRevision(0),
+		e.withRevision(-1234),
+		stored[:len(stored)-1],
+		append(append([]byte(nil), stored...), ' '),
+		append([]byte(nil), head...),
+		nil,
+		[]byte(strings.Replace(string(stored), `"k":"v"`, `"k":"w"`, 1)),
+		[]byte(strings.Replace(string(stored), "1234", "12a4", 1)),
+	}
+	for _, rev := range []int64{1234, 123, 12345, 0} {
+		for _, v := range values {
+			want := bytes.Equal(e.withRevision(rev), v)
+			if got := e.isStored(v, rev); got != want {
+				t.Errorf("isStored(%s, %d) = %v; want %v", v, rev, got, want)
+			}
+		}
+	}
 }

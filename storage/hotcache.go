@@ -62,31 +62,27 @@ func newHotCache(entries int, maxBytes int64) *hotCache {
 	return &hotCache{m: make(map[key]hotEntry, entries), ring: make([]hotSlot, entries), maxBytes: maxBytes}
 }
 
-// get returns a copy of k's value and its revision, if cached.
+// get returns k's value and its revision, if cached. The value is the
+// cache's own, shared with the watch cache and every reader: the caller
+// must not change it.
 func (c *hotCache) get(k key) ([]byte, int64, bool) {
-	e, ok := c.lookup(k, true)
+	e, ok := c.lookup(k)
 	return e.value, e.rev, ok
 }
 
 // node returns k's spec.nodeName, if k is cached.
 func (c *hotCache) node(k key) (string, bool) {
-	e, ok := c.lookup(k, false)
+	e, ok := c.lookup(k)
 	return e.node, ok
 }
 
-// lookup returns k's entry, with a copy of its value when withValue, and
-// counts the hit or the miss.
-func (c *hotCache) lookup(k key, withValue bool) (hotEntry, bool) {
+// lookup returns k's entry and counts the hit or the miss.
+func (c *hotCache) lookup(k key) (hotEntry, bool) {
 	if c == nil {
 		return hotEntry{}, false
 	}
 	c.mu.Lock()
 	e, ok := c.m[k]
-	if ok && withValue {
-		e.value = append([]byte(nil), e.value...)
-	} else {
-		e.value = nil
-	}
 	c.mu.Unlock()
 	if !ok {
 		c.misses.Add(1)

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -55,27 +56,36 @@ func prepareReads(ctx context.Context, db *sql.DB, rebind func(string) string) (
 // GetRaw returns the stored JSON of one object and its revision. The
 // bytes belong to the caller. namespace is "" for cluster-scoped kinds.
 func (s *Store) GetRaw(ctx context.Context, resource, namespace, name string) ([]byte, int64, error) {
+	value, rev, shared, err := s.getValue(ctx, resource, namespace, name)
+	if shared {
+		value = bytes.Clone(value)
+	}
+	return value, rev, err
+}
+
+// getValue is GetRaw whose value may be the hot cache's own (shared
+// true): for a caller that only reads it, such as a decode, which need
+// not copy an object just written to read it once.
+func (s *Store) getValue(ctx context.Context, resource, namespace, name string) (value []byte, rev int64, shared bool, err error) {
 	k, err := s.beginPointRead("get", resource, namespace, name)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	defer s.endRead()
 	if value, rev, ok := s.hot.get(k); ok {
-		return value, rev, nil
+		return value, rev, true, nil
 	}
-	var value []byte
-	var rev int64
 	err = s.rs.get.QueryRowContext(s.pointCtx(ctx), resource, namespace, name).Scan(&value, &rev)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, 0, fmt.Errorf("get %s: %w", k, ErrNotFound)
+		return nil, 0, false, fmt.Errorf("get %s: %w", k, ErrNotFound)
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("get %s: %w", k, translate(err))
+		return nil, 0, false, fmt.Errorf("get %s: %w", k, translate(err))
 	}
 	if value, err = s.seal.unseal(resource, value); err != nil {
-		return nil, 0, fmt.Errorf("get %s: %w", k, err)
+		return nil, 0, false, fmt.Errorf("get %s: %w", k, err)
 	}
-	return value, rev, nil
+	return value, rev, false, nil
 }
 
 // pointCtx is the context of a read of one row by its key. On SQLite such
@@ -133,7 +143,7 @@ func (s *Store) NodeOf(ctx context.Context, resource, namespace, name string) (s
 
 // Get returns one object, decoded; the caller owns it.
 func (s *Store) Get(ctx context.Context, resource, namespace, name string) (api.Object, error) {
-	value, _, err := s.GetRaw(ctx, resource, namespace, name)
+	value, _, _, err := s.getValue(ctx, resource, namespace, name)
 	if err != nil {
 		return nil, err
 	}

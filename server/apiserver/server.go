@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -87,6 +88,7 @@ type Server struct {
 	authz     AuthorizeFunc
 	admit     AdmitFunc
 	extraSubs []ExtraSubresource
+	subNames  map[*api.ResourceInfo][]string // of each of resources, what subresourcesOf lists
 
 	liveness          *Liveness
 	heartbeatSnapshot time.Duration
@@ -151,6 +153,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("apiserver: render discovery: %w", err)
 	}
 	s.discovery = d
+	s.subNames = make(map[*api.ResourceInfo][]string, len(s.resources))
+	for i := range s.resources {
+		res := &s.resources[i]
+		for _, sub := range subresourcesOf(res, s.extraSubs) {
+			s.subNames[res] = append(s.subNames[res], sub.name)
+		}
+	}
 	s.openapi = newOpenAPI(s.resources)
 	if s.heartbeat <= 0 {
 		s.heartbeat = defaultHeartbeat
@@ -219,11 +228,7 @@ func (s *Server) parseRoute(group, version string, segs []string) (route, error)
 	}
 	if len(segs) > 2 {
 		rt.sub = segs[2]
-		known := false
-		for _, sub := range subresourcesOf(rt.res, s.extraSubs) {
-			known = known || sub.name == rt.sub
-		}
-		if !known || rt.watch {
+		if !slices.Contains(s.subNames[rt.res], rt.sub) || rt.watch {
 			return rt, notFound
 		}
 	}
