@@ -18,15 +18,15 @@ const maxDiffPaths = 10
 // timestamps by instant, as Kubernetes' semantic equality does.
 func semanticEqual(a, b any) bool {
 	d := differ{max: 1}
-	d.diff(reflect.ValueOf(a), reflect.ValueOf(b), Path{})
+	d.diff(reflect.ValueOf(a), reflect.ValueOf(b))
 	return len(d.paths) == 0
 }
 
 // changedPaths returns the JSON paths under p at which a and b (values of
 // the same type) differ semantically, at most maxDiffPaths of them.
 func changedPaths(a, b any, p Path) []string {
-	d := differ{max: maxDiffPaths}
-	d.diff(reflect.ValueOf(a), reflect.ValueOf(b), p)
+	d := differ{max: maxDiffPaths, root: p}
+	d.diff(reflect.ValueOf(a), reflect.ValueOf(b))
 	return d.paths
 }
 
@@ -35,54 +35,90 @@ func changedPaths(a, b any, p Path) []string {
 type differ struct {
 	max   int
 	paths []string
+	// Where the walk stands: root, then a step for each field, element
+	// or key it went into. The Path is built only when a difference is
+	// recorded: most walks find none, and building every field's path
+	// as the walk passed it was most of what validating a pod status
+	// write allocated.
+	root  Path
+	steps []step
 }
 
-func (d *differ) add(p Path) {
-	if len(d.paths) < d.max {
-		d.paths = append(d.paths, p.String())
+// step is one move of a differ's walk: into element index (when not
+// -1), into map key name (when key), or else into field name.
+type step struct {
+	name  string
+	index int
+	key   bool
+}
+
+// add records the place the walk stands at.
+func (d *differ) add() {
+	if len(d.paths) >= d.max {
+		return
 	}
+	p := d.root
+	for _, s := range d.steps {
+		switch {
+		case s.index >= 0:
+			p = p.Index(s.index)
+		case s.key:
+			p = p.Key(s.name)
+		default:
+			p = p.Child(s.name)
+		}
+	}
+	d.paths = append(d.paths, p.String())
+}
+
+// into walks a and b, which are under the place the walk stands at by
+// s.
+func (d *differ) into(s step, a, b reflect.Value) {
+	d.steps = append(d.steps, s)
+	d.diff(a, b)
+	d.steps = d.steps[:len(d.steps)-1]
 }
 
 func (d *differ) full() bool { return len(d.paths) >= d.max }
 
-func (d *differ) diff(a, b reflect.Value, p Path) {
+func (d *differ) diff(a, b reflect.Value) {
 	if d.full() {
 		return
 	}
 	if !a.IsValid() || !b.IsValid() {
 		if a.IsValid() != b.IsValid() {
-			d.add(p)
+			d.add()
 		}
 		return
 	}
 	if a.Type() != b.Type() {
-		d.add(p)
+		d.add()
 		return
 	}
 	switch a.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if a.IsNil() || b.IsNil() {
 			if a.IsNil() != b.IsNil() {
-				d.add(p)
+				d.add()
 			}
 			return
 		}
-		d.diff(a.Elem(), b.Elem(), p)
+		d.diff(a.Elem(), b.Elem())
 	case reflect.Struct:
-		d.diffStruct(a, b, p)
+		d.diffStruct(a, b)
 	case reflect.Slice, reflect.Array:
 		if a.Type().Elem().Kind() == reflect.Uint8 && a.Kind() == reflect.Slice {
 			if !bytes.Equal(a.Bytes(), b.Bytes()) {
-				d.add(p)
+				d.add()
 			}
 			return
 		}
 		if a.Len() != b.Len() {
-			d.add(p)
+			d.add()
 			return
 		}
 		for i := 0; i < a.Len() && !d.full(); i++ {
-			d.diff(a.Index(i), b.Index(i), p.Index(i))
+			d.into(step{index: i}, a.Index(i), b.Index(i))
 		}
 	case reflect.Map:
 		keys := map[string]reflect.Value{}
@@ -93,38 +129,33 @@ func (d *differ) diff(a, b reflect.Value, p Path) {
 		}
 		for _, ks := range sortedKeys(keys) {
 			k := keys[ks]
-			va, vb := a.MapIndex(k), b.MapIndex(k)
-			if !va.IsValid() || !vb.IsValid() {
-				d.add(p.Key(ks))
-				continue
-			}
-			d.diff(va, vb, p.Key(ks))
+			d.into(step{name: ks, index: -1, key: true}, a.MapIndex(k), b.MapIndex(k))
 		}
 	case reflect.Bool, reflect.String,
 		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
 		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
 		if !a.Equal(b) {
-			d.add(p)
+			d.add()
 		}
 	default:
 		// Channels and functions do not occur in API types.
 		if a.CanInterface() && b.CanInterface() && !reflect.DeepEqual(a.Interface(), b.Interface()) {
-			d.add(p)
+			d.add()
 		}
 	}
 }
 
-func (d *differ) diffStruct(a, b reflect.Value, p Path) {
+func (d *differ) diffStruct(a, b reflect.Value) {
 	switch a.Type() {
 	case reflect.TypeFor[resource.Quantity]():
 		if a.CanInterface() && a.Interface().(resource.Quantity).Cmp(b.Interface().(resource.Quantity)) != 0 {
-			d.add(p)
+			d.add()
 		}
 		return
 	case reflect.TypeFor[time.Time]():
 		if a.CanInterface() && !a.Interface().(time.Time).Equal(b.Interface().(time.Time)) {
-			d.add(p)
+			d.add()
 		}
 		return
 	}
@@ -138,11 +169,11 @@ func (d *differ) diffStruct(a, b reflect.Value, p Path) {
 		if name == "-" {
 			continue
 		}
-		fp := p
-		if !inline {
-			fp = p.Child(name)
+		if inline {
+			d.diff(a.Field(i), b.Field(i))
+		} else {
+			d.into(step{name: name, index: -1}, a.Field(i), b.Field(i))
 		}
-		d.diff(a.Field(i), b.Field(i), fp)
 	}
 }
 

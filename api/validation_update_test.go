@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,41 @@ func TestSemanticEqual(t *testing.T) {
 		if got := semanticEqual(tc.a, tc.b); got != tc.want {
 			t.Errorf("semanticEqual(%v, %v) = %v; want %v", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// TestChangedPaths: the paths of what differs, in walk order (fields in
+// their order, keys sorted), under the path given, at most
+// maxDiffPaths of them; inlined fields add no step.
+func TestChangedPaths(t *testing.T) {
+	spec := func() PodSpec {
+		return PodSpec{NodeSelector: map[string]string{"b": "1", "a": "1"},
+			Containers: []Container{{Name: "web", Image: "nginx", Ports: []ContainerPort{{ContainerPort: 80}}}, {Name: "side", Image: "busybox"}}}
+	}
+	a, b := spec(), spec()
+	b.NodeSelector = map[string]string{"a": "2", "c": "1"}
+	b.Containers[0].Ports[0].ContainerPort = 8080
+	b.Containers[1].Image = "busybox:1.37"
+	want := []string{"spec.containers[0].ports[0].containerPort", "spec.containers[1].image", "spec.nodeSelector[a]", "spec.nodeSelector[b]", "spec.nodeSelector[c]"}
+	if got := changedPaths(a, b, NewPath("spec")); !slices.Equal(got, want) {
+		t.Errorf("changedPaths = %q; want %q", got, want)
+	}
+	if got := changedPaths(a, b, Path{}); len(got) == 0 || got[0] != "containers[0].ports[0].containerPort" {
+		t.Errorf("changedPaths from the root = %q; want containers[0].ports[0].containerPort first", got)
+	}
+	if got := changedPaths(a, spec(), NewPath("spec")); got != nil {
+		t.Errorf("changedPaths of equal specs = %q; want none", got)
+	}
+	many := map[string]string{}
+	for i := range 2 * maxDiffPaths {
+		many[fmt.Sprintf("k%02d", i)] = "x"
+	}
+	if got := changedPaths(PodSpec{NodeSelector: many}, PodSpec{}, NewPath("spec")); len(got) != maxDiffPaths || got[0] != "spec.nodeSelector[k00]" {
+		t.Errorf("changedPaths of %d changed keys = %q; want the first %d", len(many), got, maxDiffPaths)
+	}
+	// ObjectMeta is a named field of a Pod; TypeMeta is inlined.
+	pa, pb := &Pod{ObjectMeta: ObjectMeta{Name: "x"}}, &Pod{ObjectMeta: ObjectMeta{Name: "y"}, TypeMeta: TypeMeta{Kind: "Pod"}}
+	if got := changedPaths(pa, pb, Path{}); !slices.Equal(got, []string{"kind", "metadata.name"}) {
+		t.Errorf("changedPaths of pods = %q; want kind, metadata.name", got)
 	}
 }
