@@ -157,9 +157,15 @@ func marshalStringMap[M ~map[string]string](m M) ([]byte, error) {
 		}
 		n += len(k) + len(v) + 6
 	}
+	var buf [8]string // labels and fields are a few keys: no allocation
+	keys := buf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
 	b := make([]byte, 0, n)
 	b = append(b, '{')
-	for i, k := range slices.Sorted(maps.Keys(m)) {
+	for i, k := range keys {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -174,7 +180,7 @@ func marshalStringMap[M ~map[string]string](m M) ([]byte, error) {
 
 // plainJSON reports whether s is printable ASCII that JSON (as
 // encoding/json writes it) quotes as it is.
-func plainJSON(s string) bool {
+func plainJSON[T string | []byte](s T) bool {
 	for i := range len(s) {
 		switch c := s[i]; {
 		case c < 0x20, c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
@@ -223,14 +229,68 @@ func decodeSets(rawLabels, rawFields []byte) (labels.Set, fields.Set, error) {
 	var ls labels.Set
 	var fs fields.Set
 	if len(rawLabels) > 0 {
-		if err := json.Unmarshal(rawLabels, &ls); err != nil {
+		if err := unmarshalStringMap(rawLabels, &ls); err != nil {
 			return nil, nil, fmt.Errorf("decode stored labels: %w: %w", ErrCorrupt, err)
 		}
 	}
 	if len(rawFields) > 0 {
-		if err := json.Unmarshal(rawFields, &fs); err != nil {
+		if err := unmarshalStringMap(rawFields, &fs); err != nil {
 			return nil, nil, fmt.Errorf("decode stored fields: %w: %w", ErrCorrupt, err)
 		}
 	}
 	return ls, fs, nil
+}
+
+// unmarshalStringMap is json.Unmarshal(b, m) for what marshalStringMap
+// writes: an object of strings none of which holds an escape. Anything
+// else (spaces, escapes, null, not an object) goes to encoding/json.
+func unmarshalStringMap[M ~map[string]string](b []byte, m *M) error {
+	out, ok := parsePlainStringMap(b)
+	if !ok {
+		return json.Unmarshal(b, m)
+	}
+	*m = M(out)
+	return nil
+}
+
+// parsePlainStringMap parses {"k":"v",...} whose strings are plain
+// (plainJSON), with no space anywhere; ok is false for anything else.
+func parsePlainStringMap(b []byte) (m map[string]string, ok bool) {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return nil, false
+	}
+	body := b[1 : len(b)-1]
+	m = make(map[string]string, bytes.Count(body, []byte(`":"`)))
+	// str reads a plain string at the start of body and what follows it.
+	str := func() (string, bool) {
+		if len(body) == 0 || body[0] != '"' {
+			return "", false
+		}
+		end := bytes.IndexByte(body[1:], '"')
+		if end < 0 || !plainJSON(body[1:1+end]) {
+			return "", false
+		}
+		s := string(body[1 : 1+end])
+		body = body[end+2:]
+		return s, true
+	}
+	for len(body) > 0 {
+		k, ok := str()
+		if !ok || len(body) == 0 || body[0] != ':' {
+			return nil, false
+		}
+		body = body[1:]
+		v, ok := str()
+		if !ok {
+			return nil, false
+		}
+		m[k] = v
+		if len(body) > 0 {
+			if body[0] != ',' || len(body) == 1 {
+				return nil, false
+			}
+			body = body[1:]
+		}
+	}
+	return m, true
 }

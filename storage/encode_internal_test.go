@@ -223,7 +223,34 @@ func FuzzMarshalStringMap(f *testing.F) {
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
 		checkMarshalStringMap(t, map[string]string{k1: v1, k2: v2})
 		checkMarshalStringMap(t, labels.Set{k1: v1})
+		// What it wrote reads back as what it was given.
+		b, err := marshalStringMap(map[string]string{k1: v1, k2: v2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkUnmarshalStringMap(t, b)
 	})
+}
+
+// FuzzUnmarshalStringMap: for any bytes, unmarshalStringMap gives what
+// json.Unmarshal gives, error or map.
+func FuzzUnmarshalStringMap(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":"1"}`, `{"a":"1","b":""}`, `{"a":"1",}`, `{"a":"1","a":"2"}`, `{"a":1}`, `{ "a":"1"}`, `{"a\"":"1"}`, `null`, `{"a":"1"`, `{"a""1"}`, `{"a":"1"}}`, `{,}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkUnmarshalStringMap(t, b)
+	})
+}
+
+func checkUnmarshalStringMap(t *testing.T, b []byte) {
+	t.Helper()
+	var want, got fields.Set
+	werr := json.Unmarshal(b, &want)
+	err := unmarshalStringMap(b, &got)
+	if (err == nil) != (werr == nil) || (err == nil && !reflect.DeepEqual(got, want)) {
+		t.Errorf("unmarshalStringMap(%q) = %v, %v; want %v, %v (encoding/json)", b, got, err, want, werr)
+	}
 }
 
 func checkMarshalStringMap[M ~map[string]string](t *testing.T, m M) {

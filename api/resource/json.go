@@ -30,6 +30,11 @@ func (q *Quantity) UnmarshalJSON(data []byte) error {
 	}
 	var text string
 	switch {
+	case len(data) >= 2 && data[0] == '"' && plainString(data[1:len(data)-1]) && data[len(data)-1] == '"':
+		// What every client and the store send: nothing escaped, so
+		// the text is what the quotes hold (encoding/json took a tenth
+		// of the allocations of decoding a pod's resources for it).
+		text = strings.TrimSpace(string(data[1 : len(data)-1]))
 	case len(data) > 0 && data[0] == '"':
 		if err := json.Unmarshal(data, &text); err != nil {
 			return fmt.Errorf("invalid quantity %s: %w", truncate(string(data)), err)
@@ -49,4 +54,15 @@ func (q *Quantity) UnmarshalJSON(data []byte) error {
 	}
 	*q = parsed
 	return nil
+}
+
+// plainString reports whether b is the inside of a JSON string that
+// needs no unescaping: printable ASCII without a quote or a backslash.
+func plainString(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
