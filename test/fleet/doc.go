@@ -17,8 +17,8 @@
 // agent. Every connection goes to loopback only.
 //
 // Run is the whole measured scenario (join N agents, steady heartbeats,
-// direct binds, a Deployment spread by zone over every node, a server
-// restart); ./fleetsim is its command and `make fleet AGENTS=10000` runs
+// direct binds, a Deployment spread by zone over every node, server
+// restarts); ./fleetsim is its command and `make fleet AGENTS=10000` runs
 // it. The package's test runs a small fleet through the same steps with
 // no speed assertions.
 package fleet

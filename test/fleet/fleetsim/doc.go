@@ -5,4 +5,11 @@
 // product binary.
 //
 //	go run ./test/fleet/fleetsim -agents 10000
+//
+// Only the restarts, five of them, with the server's profiles kept when
+// a restart stalls (a -tags fleetprof build serves them):
+//
+//	go build -tags fleetprof -o /tmp/skiff-prof ./cmd/skiff
+//	SKIFF_PPROF_ADDR=127.0.0.1:27431 go run ./test/fleet/fleetsim -skiff /tmp/skiff-prof -keep \
+//	    -agents 10000 -window 0 -pods 0 -replicas -1 -restarts 5
 package main
