@@ -166,9 +166,10 @@ func TestNodeIndex(t *testing.T) {
 	}
 }
 
-// TestHeartbeatLogsAtDebug: a fleet's successful heartbeats and usage
-// reports stay out of the request log at info level; refused ones are
-// logged.
+// TestHeartbeatLogsAtDebug: a fleet's successful heartbeats, usage
+// reports and writes of its own statuses stay out of the request log at
+// info level; refused ones are logged, and so is anyone else's write of
+// the same status.
 func TestHeartbeatLogsAtDebug(t *testing.T) {
 	var buf syncBuffer
 	h := startHarnessWith(t, "", nil, func(c *Config) {
@@ -181,18 +182,34 @@ func TestHeartbeatLogsAtDebug(t *testing.T) {
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/heartbeat", cred, "", http.StatusForbidden)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/stats", cred, report(time.Now(), 1), http.StatusNoContent)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-2/stats", cred, report(time.Now(), 1), http.StatusForbidden)
+	h.mustDo(http.MethodPost, "/api/v1/nodes", admin, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"edge-2"}}`, http.StatusCreated)
+	for _, pod := range []string{"mine", "theirs"} {
+		node := map[string]string{"mine": "edge-1", "theirs": "edge-2"}[pod]
+		h.mustDo(http.MethodPost, "/api/v1/namespaces/default/pods", admin, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`+pod+`"},"spec":{"nodeName":"`+node+`","containers":[{"name":"c","image":"busybox"}]}}`, http.StatusCreated)
+	}
+	const merge, running = "application/merge-patch+json", `{"status":{"phase":"Running"}}`
+	h.mustDoType(http.MethodPatch, "/api/v1/nodes/edge-1/status", cred, merge, `{"status":{"nodeInfo":{"kubeletVersion":"v1"}}}`, http.StatusOK)
+	h.mustDoType(http.MethodPatch, "/api/v1/namespaces/default/pods/mine/status", cred, merge, running, http.StatusOK)
+	h.mustDoType(http.MethodPatch, "/api/v1/nodes/edge-2/status", cred, merge, `{"status":{"nodeInfo":{"kubeletVersion":"v1"}}}`, http.StatusForbidden)
+	h.mustDoType(http.MethodPatch, "/api/v1/namespaces/default/pods/theirs/status", cred, merge, running, http.StatusForbidden)
+	h.mustDoType(http.MethodPatch, "/api/v1/namespaces/default/pods/theirs/status", admin, merge, running, http.StatusOK)
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, ok := range []string{"nodes/edge-1/heartbeat", "nodes/edge-1/stats"} {
+	for _, ok := range []string{"nodes/edge-1/heartbeat", "nodes/edge-1/stats", "nodes/edge-1/status", "pods/mine/status"} {
 		if strings.Contains(out, ok) {
 			t.Errorf("a successful %s was logged at info:\n%s", ok, out)
 		}
 	}
-	for _, refused := range []string{"nodes/edge-2/heartbeat", "nodes/edge-2/stats"} {
+	for _, refused := range []string{"nodes/edge-2/heartbeat", "nodes/edge-2/stats", "nodes/edge-2/status"} {
 		if !strings.Contains(out, refused) {
 			t.Errorf("the refused %s was not logged:\n%s", refused, out)
+		}
+	}
+	for _, want := range []string{`path=/api/v1/namespaces/default/pods/theirs/status code=403`, `path=/api/v1/namespaces/default/pods/theirs/status code=200`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the log (the node's refused write, the admin's write):\n%s", want, out)
 		}
 	}
 	if !strings.Contains(out, "path=/api/v1/nodes") {

@@ -119,6 +119,15 @@ func (ri *requestInfo) who() string {
 	return ri.id.String()
 }
 
+// nodeStatusWrite reports whether the request is a node's update or
+// patch of a status, which the authorizer only lets through for its own
+// Node and its own pods.
+func (ri *requestInfo) nodeStatusWrite() bool {
+	a := &ri.attrs
+	return ri.authenticated && ri.id.Node != "" && a.Subresource == "status" && a.APIGroup == "" &&
+		(a.Resource == "pods" || a.Resource == "nodes") && (a.Verb == apiserver.VerbUpdate || a.Verb == apiserver.VerbPatch)
+}
+
 type requestInfoKey struct{}
 
 func requestInfoFrom(ctx context.Context) *requestInfo {
@@ -157,10 +166,12 @@ func (st *requestState) Value(key any) any {
 
 // logRequests logs one line per request: method, path (no query, which
 // may carry selectors but never secrets, and no headers), code, duration
-// and the identity authentication found. Probes, heartbeats and usage
-// reports that succeed log at debug level: a fleet's (a heartbeat a
-// second per ten agents, a report per fifteen) would otherwise fill the
-// log and serialise on its writer. When next is the chi router, the
+// and the identity authentication found. Probes, heartbeats, usage
+// reports and a node's writes of its own statuses that succeed log at
+// debug level: a fleet's (a heartbeat a second per ten agents, a report
+// per fifteen, a pod status for every pod placed, 10,000 lines in a
+// placement) would otherwise fill the log and serialise on its writer.
+// The audit log keeps every write. When next is the chi router, the
 // request's routing context is made here, with the rest of its state.
 func (s *server) logRequests(next http.Handler) http.Handler {
 	mux, _ := next.(*chi.Mux)
@@ -180,7 +191,7 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 			code = http.StatusOK
 		}
 		level := slog.LevelInfo
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || code < 300 && isNodeReport(r) {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || code < 300 && (isNodeReport(r) || st.info.nodeStatusWrite()) {
 			level = slog.LevelDebug
 		}
 		s.metrics.observe(resource, verb, code, time.Since(start))
