@@ -44,13 +44,21 @@ type differ struct {
 	steps []step
 }
 
-// step is one move of a differ's walk: into element index (when not
-// -1), into map key name (when key), or else into field name.
+// step is one move of a differ's walk: into field name, element index
+// or map key name.
 type step struct {
+	kind  stepKind
 	name  string
 	index int
-	key   bool
 }
+
+type stepKind uint8
+
+const (
+	intoField stepKind = iota
+	intoElement
+	intoKey
+)
 
 // add records the place the walk stands at.
 func (d *differ) add() {
@@ -59,10 +67,10 @@ func (d *differ) add() {
 	}
 	p := d.root
 	for _, s := range d.steps {
-		switch {
-		case s.index >= 0:
+		switch s.kind {
+		case intoElement:
 			p = p.Index(s.index)
-		case s.key:
+		case intoKey:
 			p = p.Key(s.name)
 		default:
 			p = p.Child(s.name)
@@ -118,7 +126,7 @@ func (d *differ) diff(a, b reflect.Value) {
 			return
 		}
 		for i := 0; i < a.Len() && !d.full(); i++ {
-			d.into(step{index: i}, a.Index(i), b.Index(i))
+			d.into(step{kind: intoElement, index: i}, a.Index(i), b.Index(i))
 		}
 	case reflect.Map:
 		keys := map[string]reflect.Value{}
@@ -129,7 +137,7 @@ func (d *differ) diff(a, b reflect.Value) {
 		}
 		for _, ks := range sortedKeys(keys) {
 			k := keys[ks]
-			d.into(step{name: ks, index: -1, key: true}, a.MapIndex(k), b.MapIndex(k))
+			d.into(step{kind: intoKey, name: ks}, a.MapIndex(k), b.MapIndex(k))
 		}
 	case reflect.Bool, reflect.String,
 		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -172,7 +180,7 @@ func (d *differ) diffStruct(a, b reflect.Value) {
 		if inline {
 			d.diff(a.Field(i), b.Field(i))
 		} else {
-			d.into(step{name: name, index: -1}, a.Field(i), b.Field(i))
+			d.into(step{kind: intoField, name: name}, a.Field(i), b.Field(i))
 		}
 	}
 }

@@ -51,15 +51,20 @@ const stallTicks = 5
 // delivered. n numbers the restart (from 1) in names and lines.
 func (r *run) restart(ctx context.Context, n int) error {
 	var rr RestartReport
-	defer func() { r.rep.Restarts = append(r.rep.Restarts, rr) }()
 	// The return's shape, every 2 s from the new process's start: a herd
 	// shows as a flat start and a late step, a server that keeps up as a
 	// steady climb. A climb that stops short is a stall: its goroutines
 	// are kept once.
 	before := r.srv.Started()
 	tctx, stopTimeline := context.WithCancel(ctx)
-	defer stopTimeline()
 	timeline := make(chan struct{})
+	defer func() {
+		// The timeline's goroutine writes rr.Stalls: it has ended
+		// before rr is read, on every return.
+		stopTimeline()
+		<-timeline
+		r.rep.Restarts = append(r.rep.Restarts, rr)
+	}()
 	go func() {
 		defer close(timeline)
 		tick := time.NewTicker(2 * time.Second)
