@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -17,7 +18,7 @@ import (
 // kernelCmdline boots to the initramfs's /init with the console on the
 // first serial port and no cgroup v1 controller at all; a panic powers
 // the VM off at once (with -no-reboot).
-const kernelCmdline = "console=ttyS0 quiet loglevel=3 panic=-1 cgroup_no_v1=all rdinit=/init"
+const kernelCmdline = "console=ttyS0 quiet loglevel=4 sysctl.kernel.hung_task_timeout_secs=30 panic=-1 cgroup_no_v1=all rdinit=/init"
 
 type bootConfig struct {
 	qemu, kernel, initrd string
@@ -25,8 +26,12 @@ type bootConfig struct {
 	cpus                 int
 	token                string
 	timeout              time.Duration
-	verbose              bool
-	log                  string // the whole console is written here
+	// stall, when set, ends the boot with errGuestStalled once the
+	// console has been silent this long (the guest prints a line every
+	// 10 s while its suites run).
+	stall   time.Duration
+	verbose bool
+	log     string // the whole console is written here
 }
 
 // qemuArgs runs the VM under TCG (KVM hangs on the build hosts), with no
@@ -39,12 +44,20 @@ func qemuArgs(c bootConfig) []string {
 	}
 }
 
+// errGuestStalled is a guest that stopped printing: the whole machine,
+// not one test, stopped (a hung test is ended by its -test.timeout,
+// which prints its goroutines).
+var errGuestStalled = errors.New("the guest stalled")
+
 // boot runs the VM to the end and returns what its console reported. It
-// fails when a suite failed, when the final marker never came, or when
-// the VM ran past c.timeout (qemu is then killed).
+// fails when a suite failed, when the final marker never came, when the
+// console went silent for c.stall, or when the VM ran past c.timeout
+// (qemu is killed in the last two cases).
 func boot(ctx context.Context, c bootConfig) (*result, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	ctx, stalled := context.WithCancelCause(ctx)
+	defer stalled(nil)
 	logFile, err := os.Create(c.log)
 	if err != nil {
 		return nil, err
@@ -62,11 +75,19 @@ func boot(ctx context.Context, c bootConfig) (*result, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start qemu: %w", err)
 	}
+	r := &lastRead{r: out}
+	r.last.Store(start.UnixNano())
+	if c.stall > 0 {
+		go watchStall(ctx, r, c.stall, stalled)
+	}
 	p := newParser(c.token, c.verbose, os.Stdout)
-	scanErr := p.read(io.TeeReader(out, logFile))
+	scanErr := p.read(io.TeeReader(r, logFile))
 	waitErr := cmd.Wait()
 	p.res.wall = time.Since(start)
 	switch {
+	case errors.Is(context.Cause(ctx), errGuestStalled):
+		return p.res, fmt.Errorf("%w: its console printed nothing for %s (its last heartbeat: %q; the suite running: %q); qemu killed (console log: %s)",
+			errGuestStalled, c.stall, p.res.alive, p.cur, c.log)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return p.res, fmt.Errorf("the VM did not finish within %s; qemu killed (console log: %s)", c.timeout, c.log)
 	case scanErr != nil:
@@ -79,12 +100,44 @@ func boot(ctx context.Context, c bootConfig) (*result, error) {
 	return p.res, nil
 }
 
+// lastRead records when its reader last returned bytes.
+type lastRead struct {
+	r    io.Reader
+	last atomic.Int64 // unix nanoseconds
+}
+
+func (l *lastRead) Read(b []byte) (int, error) {
+	n, err := l.r.Read(b)
+	if n > 0 {
+		l.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+// watchStall cancels the boot when r has returned nothing for stall.
+func watchStall(ctx context.Context, r *lastRead, stall time.Duration, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(stall / 8)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if now.Sub(time.Unix(0, r.last.Load())) >= stall {
+				cancel(errGuestStalled)
+				return
+			}
+		}
+	}
+}
+
 // result is what the VM's console reported.
 type result struct {
 	info   string
 	booted float64 // VM uptime (s) when the suites began
 	suites []suiteResult
 	errs   []string // SKIFF-VM-ERROR lines
+	alive  string   // the last SKIFF-VM-ALIVE: uptime, then processes in D state
 	done   bool
 	rc     int
 	uptime float64
@@ -204,6 +257,11 @@ func (p *parser) line(l string) {
 			fmt.Fprintf(p.w, "test-vm: %s failed (rc=%d); its last %d lines:\n%s\n", s.name, s.rc, len(lines), strings.Join(lines, "\n"))
 		}
 		p.cur = ""
+	case "ALIVE":
+		p.res.alive = rest
+		if len(f) > 1 && p.verbose {
+			fmt.Fprintf(p.w, "test-vm: uninterruptible in the guest at %s s:%s\n", f[0], strings.TrimPrefix(rest, f[0]))
+		}
 	case "DONE":
 		p.res.done = true
 		p.res.rc = atoi(kv["rc"], -1)

@@ -33,6 +33,21 @@ mkdir /sys/fs/cgroup/init.scope
 echo $$ >/sys/fs/cgroup/init.scope/cgroup.procs
 echo "SKIFF-VM-INFO @TOKEN@ kernel $(uname -r) mounts: $(grep cgroup /proc/mounts | tr '\n' ' ') controllers: $(cat /sys/fs/cgroup/cgroup.controllers) psi: $(ls /proc/pressure | tr '\n' ' ') root: $(cd /sys/fs/cgroup && ls *.pressure memory.* 2>/dev/null | tr '\n' ' ')"
 echo "SKIFF-VM-BOOTED @TOKEN@ $(cut -d' ' -f1 /proc/uptime)"
+# A line every 10 s while the suites run: the harness takes a silent
+# console for a stalled guest (a test that hangs still ends at its
+# -test.timeout with its goroutines printed). It names any process in
+# uninterruptible sleep, with the kernel function it waits in.
+(
+  while sleep 10; do
+    d=""
+    for s in /proc/[0-9]*/stat; do
+      { read -r pid comm state rest <"$s"; } 2>/dev/null || continue
+      [ "$state" = D ] && d="$d $pid$comm@$(cat "/proc/$pid/wchan" 2>/dev/null)"
+    done
+    echo "SKIFF-VM-ALIVE @TOKEN@ $(cut -d' ' -f1 /proc/uptime)$d"
+  done
+) &
+alive=$!
 if [ "$fail" = 0 ]; then
   # Each line: suite name, then the test binary's arguments.
   while read -r name args; do
@@ -45,6 +60,7 @@ if [ "$fail" = 0 ]; then
     echo "SKIFF-VM-SUITE @TOKEN@ $name rc=$rc start=$start end=$(cut -d' ' -f1 /proc/uptime)"
   done </etc/skiff-vm/suites
 fi
+kill $alive
 echo "SKIFF-VM-DONE @TOKEN@ rc=$fail uptime=$(cut -d' ' -f1 /proc/uptime)"
 sync
 poweroff -f

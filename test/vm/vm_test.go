@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,21 +194,30 @@ func fakeQEMU(t *testing.T, body string) string {
 func TestBootVerdicts(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, wantErr string
+		stall               time.Duration
 	}{
-		{"pass", "echo SKIFF-VM-BOOTED tok 1.0; echo SKIFF-VM-SUITE tok a rc=0 start=1 end=2; echo SKIFF-VM-DONE tok rc=0 uptime=2", ""},
-		{"suite failed", "echo SKIFF-VM-SUITE tok a rc=1 start=1 end=2; echo SKIFF-VM-DONE tok rc=1 uptime=2", "suites failed in the VM: a"},
-		{"forged verdict", "echo SKIFF-VM-DONE other rc=0 uptime=2", "stopped before reporting"},
-		{"panic", "echo 'Kernel panic - not syncing'; exit 0", "stopped before reporting"},
-		{"hangs", "echo SKIFF-VM-BOOTED tok 1.0; exec sleep 60", "did not finish within"},
+		{"pass", "echo SKIFF-VM-BOOTED tok 1.0; echo SKIFF-VM-SUITE tok a rc=0 start=1 end=2; echo SKIFF-VM-DONE tok rc=0 uptime=2", "", 0},
+		{"suite failed", "echo SKIFF-VM-SUITE tok a rc=1 start=1 end=2; echo SKIFF-VM-DONE tok rc=1 uptime=2", "suites failed in the VM: a", 0},
+		{"forged verdict", "echo SKIFF-VM-DONE other rc=0 uptime=2", "stopped before reporting", 0},
+		{"panic", "echo 'Kernel panic - not syncing'; exit 0", "stopped before reporting", 0},
+		{"hangs", "echo SKIFF-VM-BOOTED tok 1.0; exec sleep 60", "did not finish within", 0},
+		// A silent console for the stall ends the boot before the timeout
+		// and names the last heartbeat, with the process it found stuck.
+		{"stalls", "echo SKIFF-VM-BOOTED tok 1.0; echo SKIFF-VM-ALIVE tok 7.5 412sh@cgroup_rmdir; exec sleep 60", "printed nothing for 500ms (its last heartbeat: \"7.5 412sh@cgroup_rmdir\"", 500 * time.Millisecond},
+		// Heartbeats alone keep a long suite going past the stall.
+		{"beats", "echo SKIFF-VM-BOOTED tok 1.0; for i in $(seq 30); do echo SKIFF-VM-ALIVE tok $i; sleep 0.05; done; echo SKIFF-VM-DONE tok rc=0 uptime=9", "", 1200 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
 			res, err := boot(context.Background(), bootConfig{
-				qemu: fakeQEMU(t, tc.body), token: "tok", timeout: 2 * time.Second,
+				qemu: fakeQEMU(t, tc.body), token: "tok", timeout: 2 * time.Second, stall: tc.stall,
 				log: filepath.Join(t.TempDir(), "console.log"),
 			})
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("boot = %v; want error containing %q", err, tc.wantErr)
+			}
+			if stalled := errors.Is(err, errGuestStalled); stalled != (tc.name == "stalls") {
+				t.Errorf("boot = %v; errors.Is(errGuestStalled) = %v", err, stalled)
 			}
 			if res == nil {
 				t.Fatal("boot returned no result")
