@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -194,23 +195,24 @@ func fakeQEMU(t *testing.T, body string) string {
 func TestBootVerdicts(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, wantErr string
-		stall               time.Duration
+		stall, timeout      time.Duration // timeout 0: 2 s
 	}{
-		{"pass", "echo SKIFF-VM-BOOTED tok 1.0; echo SKIFF-VM-SUITE tok a rc=0 start=1 end=2; echo SKIFF-VM-DONE tok rc=0 uptime=2", "", 0},
-		{"suite failed", "echo SKIFF-VM-SUITE tok a rc=1 start=1 end=2; echo SKIFF-VM-DONE tok rc=1 uptime=2", "suites failed in the VM: a", 0},
-		{"forged verdict", "echo SKIFF-VM-DONE other rc=0 uptime=2", "stopped before reporting", 0},
-		{"panic", "echo 'Kernel panic - not syncing'; exit 0", "stopped before reporting", 0},
-		{"hangs", "echo SKIFF-VM-BOOTED tok 1.0; exec sleep 60", "did not finish within", 0},
+		{"pass", "echo SKIFF-VM-BOOTED tok 1.0; echo SKIFF-VM-SUITE tok a rc=0 start=1 end=2; echo SKIFF-VM-DONE tok rc=0 uptime=2", "", 0, 0},
+		{"suite failed", "echo SKIFF-VM-SUITE tok a rc=1 start=1 end=2; echo SKIFF-VM-DONE tok rc=1 uptime=2", "suites failed in the VM: a", 0, 0},
+		{"forged verdict", "echo SKIFF-VM-DONE other rc=0 uptime=2", "stopped before reporting", 0, 0},
+		{"panic", "echo 'Kernel panic - not syncing'; exit 0", "stopped before reporting", 0, 0},
+		{"hangs", "echo SKIFF-VM-BOOTED tok 1.0; exec sleep 60", "did not finish within", 0, 0},
 		// A silent console for the stall ends the boot before the timeout
 		// and names the last heartbeat, with the process it found stuck.
-		{"stalls", "echo SKIFF-VM-BOOTED tok 1.0; echo SKIFF-VM-ALIVE tok 7.5 412sh@cgroup_rmdir; exec sleep 60", "printed nothing for 500ms (its last heartbeat: \"7.5 412sh@cgroup_rmdir\"", 500 * time.Millisecond},
+		{"stalls", "echo SKIFF-VM-BOOTED tok 1.0; echo SKIFF-VM-ALIVE tok 7.5 412sh@cgroup_rmdir; exec sleep 60", "printed nothing for 1s (its last heartbeat: \"7.5 412sh@cgroup_rmdir\"", time.Second, 20 * time.Second},
 		// Heartbeats alone keep a long suite going past the stall.
-		{"beats", "echo SKIFF-VM-BOOTED tok 1.0; for i in $(seq 30); do echo SKIFF-VM-ALIVE tok $i; sleep 0.05; done; echo SKIFF-VM-DONE tok rc=0 uptime=9", "", 1200 * time.Millisecond},
+		{"beats", "echo SKIFF-VM-BOOTED tok 1.0; for i in $(seq 40); do echo SKIFF-VM-ALIVE tok $i; sleep 0.1; done; echo SKIFF-VM-DONE tok rc=0 uptime=9", "", 2 * time.Second, time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
+			timeout := cmp.Or(tc.timeout, 2*time.Second)
 			res, err := boot(context.Background(), bootConfig{
-				qemu: fakeQEMU(t, tc.body), token: "tok", timeout: 2 * time.Second, stall: tc.stall,
+				qemu: fakeQEMU(t, tc.body), token: "tok", timeout: timeout, stall: tc.stall,
 				log: filepath.Join(t.TempDir(), "console.log"),
 			})
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
@@ -222,8 +224,8 @@ func TestBootVerdicts(t *testing.T) {
 			if res == nil {
 				t.Fatal("boot returned no result")
 			}
-			if d := time.Since(start); d > 10*time.Second {
-				t.Errorf("boot took %s; want the hung VM killed at the 2s timeout", d)
+			if d := time.Since(start); d > timeout+8*time.Second {
+				t.Errorf("boot took %s; want the hung VM killed at the %s timeout", d, timeout)
 			}
 		})
 	}
