@@ -15,6 +15,7 @@ import (
 type sqliteBackend struct {
 	path string
 	lock *os.File
+	ckpt checkpointer
 }
 
 var _ backend = (*sqliteBackend)(nil)
@@ -23,7 +24,10 @@ func (b *sqliteBackend) kind() string                { return "sqlite" }
 func (b *sqliteBackend) rebind(q string) string      { return q }
 func (b *sqliteBackend) readTx() *sql.TxOptions      { return nil }
 func (b *sqliteBackend) resetAfterFailure() bool     { return false }
-func (b *sqliteBackend) run(context.Context, *Store) {}
+
+// run checkpoints the write-ahead log beside the writer while the store
+// is open (checkpointer).
+func (b *sqliteBackend) run(ctx context.Context, s *Store) { b.ckpt.run(ctx, s, b) }
 
 func (b *sqliteBackend) open(ctx context.Context, s *Store) (wdb, rdb *sql.DB, err error) {
 	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
@@ -97,8 +101,11 @@ func (b *sqliteBackend) commit(ctx context.Context, w *writer, rev, _ int64) err
 	if _, err := w.setMeta.ExecContext(ctx, rev, metaRevision); err != nil {
 		return err
 	}
-	_, err := w.conn.ExecContext(ctx, "COMMIT")
-	return err
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	b.ckpt.committed(rev)
+	return nil
 }
 
 func (b *sqliteBackend) close() error {
