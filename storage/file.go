@@ -114,9 +114,6 @@ func dsn(path string, readOnly bool) string {
 	} else {
 		// The WAL is truncated to this size after a checkpoint resets it.
 		q.Add("_pragma", "journal_size_limit("+strconv.Itoa(journalSizeLimit)+")")
-		// The log is checkpointed beside the writer (checkpointer); the
-		// writer itself only past this backstop.
-		q.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(writerAutoCheckpointPages)+")")
 	}
 	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
 	return u.String()

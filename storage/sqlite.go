@@ -15,7 +15,6 @@ import (
 type sqliteBackend struct {
 	path string
 	lock *os.File
-	ckpt checkpointer
 }
 
 var _ backend = (*sqliteBackend)(nil)
@@ -24,10 +23,7 @@ func (b *sqliteBackend) kind() string                { return "sqlite" }
 func (b *sqliteBackend) rebind(q string) string      { return q }
 func (b *sqliteBackend) readTx() *sql.TxOptions      { return nil }
 func (b *sqliteBackend) resetAfterFailure() bool     { return false }
-
-// run checkpoints the write-ahead log beside the writer while the store
-// is open (checkpointer).
-func (b *sqliteBackend) run(ctx context.Context, s *Store) { b.ckpt.run(ctx, s, b) }
+func (b *sqliteBackend) run(context.Context, *Store) {}
 
 func (b *sqliteBackend) open(ctx context.Context, s *Store) (wdb, rdb *sql.DB, err error) {
 	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
@@ -101,11 +97,8 @@ func (b *sqliteBackend) commit(ctx context.Context, w *writer, rev, _ int64) err
 	if _, err := w.setMeta.ExecContext(ctx, rev, metaRevision); err != nil {
 		return err
 	}
-	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return err
-	}
-	b.ckpt.committed(rev)
-	return nil
+	_, err := w.conn.ExecContext(ctx, "COMMIT")
+	return err
 }
 
 func (b *sqliteBackend) close() error {

@@ -114,7 +114,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		}
 		s.path, name = path, path
 		s.reserve = reserve{path: path + reserveSuffix, size: opts.ReserveBytes}
-		s.be = &sqliteBackend{path: path, ckpt: newCheckpointer()}
+		s.be = &sqliteBackend{path: path}
 		s.hot = newHotCache(opts.HotObjects, hotObjectsBytes)
 	}
 	s.log = opts.Logger.With("db", name)

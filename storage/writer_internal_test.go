@@ -185,9 +185,7 @@ func TestCheckpointCopiesBesideTheWriter(t *testing.T) {
 	if !ok {
 		t.Fatalf("backend %T; want SQLite", s.be)
 	}
-	// Fewer writes than wake the background checkpointer, whose copy
-	// would leave this one nothing to find.
-	for i := range checkpointEveryWrites - 56 {
+	for i := range 300 {
 		if err := s.Create(ctx, fixtures.Pod("default", fmt.Sprintf("p%03d", i), nil)); err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +217,7 @@ func TestCheckpointCopiesBesideTheWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, name := range []string{"p000", "p199", "during"} {
+	for _, name := range []string{"p000", "p299", "during"} {
 		if _, err := s.Get(ctx, "pods", "default", name); err != nil {
 			t.Errorf("pod %s after the checkpoint and a reopen: %v", name, err)
 		}
