@@ -1,8 +1,11 @@
 // Command gostates reads a Go execution trace (a fleetprof server's
 // /debug/pprof/trace) and says where the goroutines whose own stack
 // holds a function spent their time: running, runnable (waiting for a
-// core), in system calls, or waiting. It is how docs/benchmarks.md
-// found the store's writer runnable four fifths of a placement.
+// core), in system calls, or waiting; what made them wait for a core;
+// and where they made their system calls. It is how docs/benchmarks.md
+// found the store's writer runnable four fifths of a placement (round
+// fourteen), and its page reads and SQLite's checkpoint inside its
+// commits (round eighteen).
 //
 //	go run . /tmp/place.trace 'storage.(*Store).writeLoop'
 //

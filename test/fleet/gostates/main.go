@@ -62,6 +62,8 @@ func run(path, fn string) error {
 	byCause := map[string][]time.Duration{}
 	flat, cum := map[string]int{}, map[string]int{}
 	stoppedAt := map[string]int{}
+	syscallAt := map[string]int{}
+	syscalls := 0
 	samples := 0
 	for {
 		ev, err := r.ReadEvent()
@@ -113,6 +115,10 @@ func run(path, fn string) error {
 				byCause[g.cause] = append(byCause[g.cause], d)
 			}
 		}
+		if g.match && to == trace.GoSyscall {
+			syscalls++
+			syscallAt[callSite(st.Stack)]++
+		}
 		if to == trace.GoRunnable {
 			g.cause = waitCause(from, st.Reason)
 			if g.match && from == trace.GoRunning {
@@ -160,6 +166,12 @@ func run(path, fn string) error {
 			fmt.Printf("  %3d %s\n", stoppedAt[w], w)
 		}
 	}
+	if syscalls > 0 {
+		fmt.Printf("system calls: %d; where they were made:\n", syscalls)
+		for _, w := range mostFirst(syscallAt, 12) {
+			fmt.Printf("  %6d %s\n", syscallAt[w], w)
+		}
+	}
 	if samples > 0 {
 		fmt.Printf("CPU samples of those goroutines: %d; by function, including callees (own in brackets):\n", samples)
 		for _, f := range mostFirst(cum, 40) {
@@ -167,6 +179,42 @@ func run(path, fn string) error {
 		}
 	}
 	return nil
+}
+
+// callSite names where a system call was made: the innermost frames
+// of the caller's own code, past the runtime, the syscall packages and
+// a C library translated to Go (modernc.org/libc) and its file I/O
+// wrappers; for SQLite, "_walWriteOneFrame ← _walFrames" is a log frame
+// written in a commit, "_getPageNormal ← _sqlite3PagerGet" a page not
+// in the connection's cache.
+func callSite(stk trace.Stack) string {
+	var where []string
+	for fr := range stk.Frames() {
+		f := fr.Func
+		if strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "syscall.") || strings.HasPrefix(f, "internal/") ||
+			strings.HasPrefix(f, "modernc.org/libc.") || isIOWrapper(f) {
+			continue
+		}
+		if where = append(where, f); len(where) == 4 {
+			break
+		}
+	}
+	return strings.Join(where, " ← ")
+}
+
+// isIOWrapper reports SQLite's own thin wrappers around read, write and
+// sync (in modernc.org/sqlite/lib), which every call site shares.
+func isIOWrapper(f string) bool {
+	name, ok := strings.CutPrefix(f, "modernc.org/sqlite/lib._")
+	if !ok {
+		return false
+	}
+	for _, p := range []string{"seekAnd", "unix", "sqlite3Os", "full_fsync", "robust_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // mostFirst returns up to n of counts' keys, the highest counts first.
