@@ -18,7 +18,7 @@ import (
 // the 10,000 pods, as the informers' and the watches' lists do. It
 // compares the readers' page cache sizes.
 func BenchmarkSQLiteColdReads(b *testing.B) {
-	for _, kib := range []int{16384, 1024, 256} {
+	for _, kib := range []int{16384, 4096, 1024, 256} {
 		b.Run(fmt.Sprintf("reader-cache=%dKiB", kib), func(b *testing.B) {
 			defer func(was int) { readerCacheKiB = was }(readerCacheKiB)
 			readerCacheKiB = kib
