@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -75,13 +74,15 @@ func boot(ctx context.Context, c bootConfig) (*result, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start qemu: %w", err)
 	}
-	r := &lastRead{r: out}
-	r.last.Store(start.UnixNano())
+	var console io.Reader = out
 	if c.stall > 0 {
-		go watchStall(ctx, r, c.stall, stalled)
+		// Every read of the console puts the stall off again.
+		t := time.AfterFunc(c.stall, func() { stalled(errGuestStalled) })
+		defer t.Stop()
+		console = stallReader{out, t, c.stall}
 	}
 	p := newParser(c.token, c.verbose, os.Stdout)
-	scanErr := p.read(io.TeeReader(r, logFile))
+	scanErr := p.read(io.TeeReader(console, logFile))
 	waitErr := cmd.Wait()
 	p.res.wall = time.Since(start)
 	switch {
@@ -100,35 +101,19 @@ func boot(ctx context.Context, c bootConfig) (*result, error) {
 	return p.res, nil
 }
 
-// lastRead records when its reader last returned bytes.
-type lastRead struct {
-	r    io.Reader
-	last atomic.Int64 // unix nanoseconds
+// stallReader resets its timer whenever its reader returns bytes.
+type stallReader struct {
+	r     io.Reader
+	t     *time.Timer
+	stall time.Duration
 }
 
-func (l *lastRead) Read(b []byte) (int, error) {
-	n, err := l.r.Read(b)
+func (s stallReader) Read(b []byte) (int, error) {
+	n, err := s.r.Read(b)
 	if n > 0 {
-		l.last.Store(time.Now().UnixNano())
+		s.t.Reset(s.stall)
 	}
 	return n, err
-}
-
-// watchStall cancels the boot when r has returned nothing for stall.
-func watchStall(ctx context.Context, r *lastRead, stall time.Duration, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(stall / 8)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			if now.Sub(time.Unix(0, r.last.Load())) >= stall {
-				cancel(errGuestStalled)
-				return
-			}
-		}
-	}
 }
 
 // result is what the VM's console reported.
