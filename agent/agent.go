@@ -96,7 +96,7 @@ type Config struct {
 	// (eviction.ParseConfig of the --eviction-* flags).
 	Eviction eviction.Config
 	// UsageInterval is how often measured usage is sent to the server
-	// (0: usage.DefaultInterval, 15 s).
+	// (0: usage.DefaultInterval, 20 s).
 	UsageInterval time.Duration
 	// NodeStatusInterval is the heartbeat: how often the node's status is
 	// sent (0: node.DefaultHeartbeat, 10 s). It must stay well under the
@@ -521,10 +521,11 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	a.mu.Unlock()
 	g.Go("node", reg.Run)
 	// The server counts a usage report as a heartbeat: the registrar
-	// hears of each, and skips the beat it would send next.
+	// hears of each and of when the next is due, and skips the beats
+	// they stand for.
 	rep, err := usage.New(usage.Config{NodeName: a.cfg.NodeName, Source: a.eviction, Detailer: a.nodeStats, API: c,
 		Interval: a.cfg.UsageInterval, Clock: a.clk, Logger: a.log.With("component", "usage"),
-		Heard: reg.Heard, StatusWanted: reg.StatusWanted})
+		Heard: reg.Heard, StatusWanted: reg.StatusWanted, Due: reg.ReportDue})
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ type NodeUsage struct {
 	LastHeartbeat *time.Time     `json:"lastHeartbeat,omitempty"`
 	Samples       []usage.Sample `json:"samples"`
 	// Measured is what the node's agent measured (its usage reports):
-	// CPU in milli-cores over each 15 s window and memory working set,
+	// CPU in milli-cores over each report's window (20 s) and memory working set,
 	// oldest first, up to an hour; empty before two reports.
 	Measured []usage.Rate `json:"measured"`
 }

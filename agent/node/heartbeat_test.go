@@ -551,3 +551,60 @@ func TestRegistrarBeatsWhileTheServerShedsStatusWrites(t *testing.T) {
 		t.Fatal("the snapshot's Ready write did not follow within a heartbeat of the server taking writes again")
 	}
 }
+
+// TestRegistrarLeavesBeatsToDueReports: with a usage report every two
+// heartbeats, announced (ReportDue) before it goes out, the beat that
+// would fall just before a report is left to it: the server hears one
+// call a heartbeat period (beats and reports alike), never silent for
+// more than a heartbeat and a quarter. A report announced but not heard
+// leaves the beat a quarter heartbeat late, not missing.
+func TestRegistrarLeavesBeatsToDueReports(t *testing.T) {
+	const hb, every, step = 10 * time.Second, 20 * time.Second, 100 * time.Millisecond
+	start, clk, f, r, _ := runRegistrar(t, hb)
+	stepUntil(clk, start.Add(time.Minute), step)
+	if !r.Registered() {
+		t.Fatal("not registered after a minute with the server up")
+	}
+	from := clk.Now()
+	end := from.Add(5 * time.Minute)
+	var reports []time.Time
+	next := from.Add(3 * time.Second)
+	r.ReportDue(next)
+	for clk.Now().Before(end) {
+		clk.BlockUntil(1)
+		clk.Advance(step)
+		if now := clk.Now(); !now.Before(next) {
+			r.Heard(now)
+			reports = append(reports, now)
+			next = next.Add(every)
+			r.ReportDue(next)
+		}
+	}
+	clk.BlockUntil(1)
+	calls := f.callsBetween(from, end)
+	if want := int(end.Sub(from) / every); calls < want-2 || calls > want+2 {
+		t.Fatalf("%d beats in 5 minutes with a report every 20 s; want about %d, one between two reports (without ReportDue it is about %d)", calls, want, int(end.Sub(from)/hb)-len(reports)/2)
+	}
+	f.mu.Lock()
+	heard := append([]time.Time(nil), reports...)
+	for _, c := range f.calls {
+		if !c.Before(from) && c.Before(end) {
+			heard = append(heard, c)
+		}
+	}
+	f.mu.Unlock()
+	slices.SortFunc(heard, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(heard); i++ {
+		if gap := heard[i].Sub(heard[i-1]); gap > hb+hb/4+step {
+			t.Fatalf("the server heard nothing for %v (from %v); want at most a heartbeat and a quarter", gap, heard[i-1].Sub(start))
+		}
+	}
+
+	// A report is announced, and never heard: the beat follows.
+	due := clk.Now().Add(2 * time.Second)
+	r.ReportDue(due)
+	stepUntil(clk, due.Add(hb), step)
+	if n := f.beatsSince(due.Add(-time.Second)); n == 0 {
+		t.Fatalf("no beat within a heartbeat of a report that was due and never heard")
+	}
+}

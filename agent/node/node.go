@@ -133,6 +133,8 @@ type Registrar struct {
 	heardAt time.Time
 	wanted  bool
 	beatDue time.Time
+	// reportDue is when the next such call is due (ReportDue).
+	reportDue time.Time
 }
 
 type transition struct {
@@ -172,6 +174,18 @@ func (r *Registrar) Heard(at time.Time) {
 	if at.After(r.heardAt) {
 		r.heardAt = at
 	}
+}
+
+// ReportDue tells the registrar when the agent's next usage report is
+// due. The server counts a report as a heartbeat, so a beat that would go
+// out within a quarter heartbeat before it is skipped: the report is the
+// beat, and with reports every two heartbeats the agent makes one call a
+// heartbeat period instead of three every two. Should the report not be
+// heard, the beat follows a quarter heartbeat after it was due.
+func (r *Registrar) ReportDue(at time.Time) {
+	r.mu.Lock()
+	r.reportDue = at
+	r.mu.Unlock()
 }
 
 // StatusWanted tells the registrar that the server answered another
@@ -347,6 +361,13 @@ func (r *Registrar) heartbeat(ctx context.Context) error {
 		// The server heard from the agent moments ago and counted it as
 		// a heartbeat: the next beat is due a heartbeat after that.
 		r.beatDue = r.heardAt.Add(jittered(r.cfg.Heartbeat))
+		r.mu.Unlock()
+		return nil
+	}
+	if until := r.reportDue.Sub(now); light && until >= 0 && until <= r.cfg.Heartbeat/4 {
+		// A report the server counts as a heartbeat goes out in a
+		// moment: it is the beat (ReportDue).
+		r.beatDue = r.reportDue.Add(r.cfg.Heartbeat / 4)
 		r.mu.Unlock()
 		return nil
 	}

@@ -19,8 +19,11 @@ import (
 	"github.com/skiffhq/skiff/internal/clock"
 )
 
-// DefaultInterval is how often a report is sent.
-const DefaultInterval = 15 * time.Second
+// DefaultInterval is how often a report is sent: twice the agent's
+// heartbeat (node.DefaultHeartbeat), so that every other heartbeat is a
+// report (the server counts a report as a heartbeat: Config.Heard and
+// Config.Due) and the agent makes one call a heartbeat period.
+const DefaultInterval = 20 * time.Second
 
 // Source is the eviction manager's latest reading: *eviction.Manager.
 type Source interface {
@@ -55,6 +58,10 @@ type Config struct {
 	// marked the node unreachable, and wants the full conditions again
 	// (the registrar's StatusWanted).
 	StatusWanted func()
+	// Due, when set, is told when the next report is due each time one
+	// is scheduled (the registrar's ReportDue), so that a beat that
+	// would go out just before it is left to the report.
+	Due func(at time.Time)
 }
 
 // Reporter builds and sends reports. Latest is safe for concurrent use.
@@ -88,11 +95,15 @@ func New(cfg Config) (*Reporter, error) {
 func (r *Reporter) Run(ctx context.Context) error {
 	t := r.clk.NewTicker(r.cfg.Interval)
 	defer t.Stop()
+	tick := r.clk.Now()
 	for {
+		if r.cfg.Due != nil {
+			r.cfg.Due(tick.Add(r.cfg.Interval))
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C():
+		case tick = <-t.C():
 		}
 		if err := r.ReportOnce(ctx); err != nil && ctx.Err() == nil {
 			r.log.Warn("send usage report", "err", err)

@@ -105,7 +105,8 @@ func TestReporterSendsEveryInterval(t *testing.T) {
 	src, d := fixture()
 	clk := clock.NewFake(t0)
 	post := &fakePoster{sent: make(chan struct{}, 4), fail: errors.New("server down")}
-	r, err := New(Config{NodeName: "n1", Source: src, Detailer: d, API: post, Clock: clk})
+	dues := make(chan time.Time, 4)
+	r, err := New(Config{NodeName: "n1", Source: src, Detailer: d, API: post, Clock: clk, Due: func(at time.Time) { dues <- at }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +121,11 @@ func TestReporterSendsEveryInterval(t *testing.T) {
 	default:
 	}
 	for i := 0; i < 2; i++ {
+		// Each report is announced for when it goes out (the registrar
+		// leaves the beat before it to the report).
+		if due, want := <-dues, t0.Add(time.Duration(i+1)*DefaultInterval); !due.Equal(want) {
+			t.Fatalf("report %d announced for %v; want %v", i, due.Sub(t0), want.Sub(t0))
+		}
 		clk.Advance(time.Second)
 		<-post.sent
 		clk.Advance(DefaultInterval - time.Second)

@@ -13,8 +13,8 @@ import (
 // Bounds of what Measured keeps.
 const (
 	// DefaultMeasuredKeep is how many points of history are kept per
-	// node: an hour of 15-second reports.
-	DefaultMeasuredKeep = 240
+	// node: an hour of the agents' 20-second reports.
+	DefaultMeasuredKeep = 180
 	// MaxReportPods bounds the pods of one report, MaxReportContainers
 	// the containers of one pod: a report beyond them is refused.
 	MaxReportPods       = 1000
@@ -25,7 +25,7 @@ const (
 	// forgetAfter drops a node that has not reported for an hour.
 	forgetAfter = time.Hour
 	// sweepEvery is how often Add looks for nodes to forget: a look
-	// walks every node, and Add runs for every agent every 15 s.
+	// walks every node, and Add runs for every agent every 20 s.
 	sweepEvery = time.Minute
 )
 

@@ -144,7 +144,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		// simulated reading of the node and its pods.
 		ucfg := usage.Config{NodeName: a.cfg.Name, Source: a, Detailer: a, API: &timedAPI{Client: c, agent: a}, Interval: a.cfg.Usage, Clock: a.cfg.Clock, Logger: log}
 		if !a.cfg.KeepBeats {
-			ucfg.Heard, ucfg.StatusWanted = reg.Heard, reg.StatusWanted
+			ucfg.Heard, ucfg.StatusWanted, ucfg.Due = reg.Heard, reg.StatusWanted, reg.ReportDue
 		}
 		rep, err := usage.New(ucfg)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skiffhq/skiff/agent/usage"
 	"github.com/skiffhq/skiff/internal/schedlat"
 	"github.com/skiffhq/skiff/test/fleet"
 )
@@ -38,7 +39,7 @@ func run() error {
 	flag.IntVar(&cfg.Pods, "pods", 2000, "pods bound directly to measure delivery")
 	flag.IntVar(&cfg.BindRate, "bind-rate", 200, "direct binds per second")
 	flag.IntVar(&cfg.Replicas, "replicas", 0, "replicas of the zone-spread Deployment (0: one per agent, -1: none)")
-	flag.DurationVar(&cfg.Usage, "usage", 15*time.Second, "each agent's usage report period, as the real agent's (0: none)")
+	flag.DurationVar(&cfg.Usage, "usage", usage.DefaultInterval, "each agent's usage report period, as the real agent's (0: none)")
 	flag.BoolVar(&cfg.KeepBeats, "keep-beats", false, "agents beat every period even right after a usage report the server took (as before the server counted reports as heartbeats: for an older server)")
 	flag.BoolVar(&cfg.CollectBetween, "collect-between", true, "run the simulator's own collector to completion before each measured phase, not inside one (false: as before 2026-12-01)")
 	flag.DurationVar(&cfg.Settle, "settle", 0, "how long the fleet runs after the join before the steady window")
