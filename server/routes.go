@@ -186,6 +186,11 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 			defer s.metrics.watchStarted()()
 		}
 		next.ServeHTTP(&st.rec, r.WithContext(st))
+		if verb != "watch" {
+			// The client heard from its connection: its watch streams
+			// need no keep-alive for a while.
+			apiserver.NoteAnswered(r.Context())
+		}
 		code := st.rec.code
 		if code == 0 {
 			code = http.StatusOK

@@ -355,10 +355,19 @@ func (s *server) serve(ctx context.Context) error {
 		HTTP2:             &http.HTTP2Config{MaxEncoderHeaderTableSize: hpackEncoderTableSize},
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+		// Each connection counts what it was sent, so that its watch
+		// streams skip keep-alives the client does not need.
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context { return apiserver.WithConnActivity(ctx) },
 	}
 	served := make(chan error, 1)
 	limited := limitConnsPerClient(ln, cfg.MaxConnsPerClient, !cfg.limitLoopbackConns)
 	tlsLn := newHandshakeListener(limited, tlsConfig, readHeaderTimeout, s.log.With("component", "tls"))
+	s.metrics.addWriter(func(w *promtext.Writer) {
+		sent, skipped := s.api.WatchKeepAlives()
+		w.Declare("skiff_watch_keepalives_total", promtext.Counter, "Watch streams' heartbeats (keep-alive newlines and BOOKMARKs): sent, or skipped because the client had heard from its connection since the last.")
+		w.Sample("skiff_watch_keepalives_total", `result="sent"`, float64(sent))
+		w.Sample("skiff_watch_keepalives_total", `result="skipped"`, float64(skipped))
+	})
 	s.metrics.addWriter(func(w *promtext.Writer) {
 		st := tlsLn.Stats()
 		w.Declare("skiff_tls_handshakes_total", promtext.Counter, "TLS handshakes on the API port by result: ok, or failed (a bad or silent peer, or the handshake's deadline passed while it waited for a slot).")

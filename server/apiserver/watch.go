@@ -16,10 +16,18 @@ import (
 )
 
 // defaultHeartbeat is how often an idle watch stream is written to: a
-// BOOKMARK keeps the client's resume point recent, and the stream is
+// BOOKMARK keeps the client's resume point recent, and the connection is
 // never silent for as long as api/client's HTTP/2 health check waits
-// (15 s) before it pings, so a healthy idle stream costs no pings.
+// (15 s) before it pings, so a healthy idle stream costs no pings. A
+// stream whose connection was written to since its last heartbeat (the
+// answers to an agent's own heartbeats, ConnActivity) skips it, and
+// sends its progress only every bookmarkTicks heartbeats.
 const defaultHeartbeat = 10 * time.Second
+
+// bookmarkTicks is how many heartbeats a stream on a busy connection goes
+// without a BOOKMARK: once a minute, as kube-apiserver sends them, so a
+// client resumes from a revision at most a minute old.
+const bookmarkTicks = 6
 
 // writeTimeout is how long a watch stream's write may wait; a client that
 // stops reading is dropped within writeTimeout plus three heartbeats (see
@@ -150,6 +158,11 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 	beat := s.clock.NewTicker(s.heartbeat)
 	defer beat.Stop()
 	last := from
+	// conn counts what the connection was sent; seen is its count when
+	// this stream last looked, ticks the heartbeats since it last wrote
+	// a keep-alive. Without a ConnActivity every heartbeat writes.
+	conn := connActivityOf(r.Context())
+	seen, ticks := conn.load(), 0
 	for {
 		// Pull what is ready (no goroutine of the watcher's forwards
 		// it), write it, and flush once the burst is written.
@@ -165,8 +178,11 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 			last = ev.Revision
 			n++
 		}
-		if n > 0 && rc.Flush() != nil {
-			return
+		if n > 0 {
+			if rc.Flush() != nil {
+				return
+			}
+			conn.note()
 		}
 		if n == maxBurst {
 			continue
@@ -185,6 +201,19 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 		case <-watcher.Ready():
 		case <-watcher.Done():
 		case <-beat.C():
+			ticks++
+			if cur := conn.load(); conn != nil && cur != seen && (!bookmarks || ticks < bookmarkTicks) {
+				// The client heard from this connection since the last
+				// heartbeat: no keep-alive. The write deadline is kept
+				// ahead all the same, as a write would (an HTTP/2
+				// stream's deadline resets it when it passes).
+				seen = cur
+				s.keepAlivesSkipped.Add(1)
+				if at, renew := deadline.renew(time.Now()); renew {
+					rc.SetWriteDeadline(at)
+				}
+				continue
+			}
 			var b []byte
 			if bookmarks {
 				// The watch's progress when it has nothing pending, so a
@@ -197,6 +226,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 			if !send(b) || rc.Flush() != nil {
 				return
 			}
+			conn.note()
+			seen, ticks = conn.load(), 0
+			s.keepAlives.Add(1)
 		case <-timeout:
 			return
 		case <-r.Context().Done():

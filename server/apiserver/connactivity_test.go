@@ -1,0 +1,110 @@
+package apiserver
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestWatchKeepAliveSkippedOnABusyConnection: a watch stream whose
+// connection answered other requests since its last heartbeat writes no
+// keep-alive (the client heard from the connection), but still sends its
+// progress every bookmarkTicks heartbeats; once the connection goes quiet,
+// every heartbeat writes again. Each heartbeat's BOOKMARK would carry a
+// newer revision (a ConfigMap is created before each), so a keep-alive
+// written when it should have been skipped shows as an older revision.
+func TestWatchKeepAliveSkippedOnABusyConnection(t *testing.T) {
+	h := newHarness(t)
+	acts := make(chan *ConnActivity, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/", h.srv.ServeResource)
+	hs := httptest.NewUnstartedServer(mux)
+	hs.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		ctx = WithConnActivity(ctx)
+		select {
+		case acts <- connActivityOf(ctx):
+		default:
+		}
+		return ctx
+	}
+	hs.Start()
+	t.Cleanup(hs.Close)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rev := h.store.Revision()
+	req, _ := http.NewRequestWithContext(ctx, "GET", hs.URL+"/api/v1/namespaces/default/pods?watch=1&allowWatchBookmarks=true&resourceVersion="+strconv.FormatInt(rev, 10), nil)
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	conn := <-acts
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	h.clock.BlockUntil(1)
+
+	// waitCounts waits (bounded) for the stream to have handled its
+	// heartbeats: sent and skipped, as counted by the Server.
+	waitCounts := func(sent, skipped uint64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			gs, gk := h.srv.WatchKeepAlives()
+			if gs == sent && gk == skipped {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("keep-alives sent %d, skipped %d; want %d and %d", gs, gk, sent, skipped)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	bookmarkAt := func(rev int64) string {
+		return `{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"` + strconv.FormatInt(rev, 10) + `"}}}`
+	}
+	configMap := func(i int) int64 {
+		t.Helper()
+		if code, body := h.do("POST", "/api/v1/namespaces/default/configmaps", "application/json",
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c`+strconv.Itoa(i)+`"}}`); code != http.StatusCreated {
+			t.Fatalf("create configmap = %d %s", code, trim(body))
+		}
+		return h.store.Revision()
+	}
+
+	// Busy: the connection answers something before every heartbeat.
+	var last int64
+	for i := 1; i <= bookmarkTicks; i++ {
+		last = configMap(i)
+		conn.note()
+		h.clock.Advance(defaultHeartbeat)
+		if i < bookmarkTicks {
+			waitCounts(0, uint64(i))
+		}
+	}
+	waitCounts(1, bookmarkTicks-1)
+	if got := <-lines; got != bookmarkAt(last) {
+		t.Fatalf("after %d heartbeats on a busy connection: %s; want one BOOKMARK, of the latest revision %d", bookmarkTicks, got, last)
+	}
+
+	// Quiet: every heartbeat writes.
+	for i := 1; i <= 2; i++ {
+		last = configMap(bookmarkTicks + i)
+		h.clock.Advance(defaultHeartbeat)
+		waitCounts(uint64(1+i), bookmarkTicks-1)
+		if got := <-lines; got != bookmarkAt(last) {
+			t.Fatalf("heartbeat %d on a quiet connection: %s; want a BOOKMARK of revision %d", i, got, last)
+		}
+	}
+}
