@@ -113,3 +113,42 @@ func TestWatchKeepAliveRidesOnTheAgentsCalls(t *testing.T) {
 	}
 	waitCounts(1, 3)
 }
+
+// TestWatchKeepAliveForOthersEveryHeartbeat: a watch on a connection that
+// carries an admin's (a browser's, kubectl's) other requests keeps every
+// keep-alive: those clients may time a silent stream out per stream (the
+// dashboard after 35 s).
+func TestWatchKeepAliveForOthersEveryHeartbeat(t *testing.T) {
+	h := startHarness(t, "", nil)
+	caPEM, err := os.ReadFile(h.info.CAPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(client.Config{Server: h.info.URL, CAData: caPEM, Token: h.adminToken()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	armed := h.clk.Waiters() + 1
+	resp, err := c.Do(ctx, http.MethodGet, "/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	h.clk.BlockUntil(armed)
+	for i := 0; i < 2; i++ {
+		r, err := c.Do(ctx, http.MethodGet, "/api/v1/namespaces", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, r.Body) //nolint:errcheck // drained for reuse
+		r.Body.Close()
+		h.clk.Advance(10 * time.Second)
+		if !sc.Scan() || !strings.HasPrefix(sc.Text(), `{"type":"BOOKMARK"`) {
+			t.Fatalf("heartbeat %d on an admin's busy connection: %q; want a BOOKMARK", i, sc.Text())
+		}
+	}
+}

@@ -186,9 +186,12 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 			defer s.metrics.watchStarted()()
 		}
 		next.ServeHTTP(&st.rec, r.WithContext(st))
-		if verb != "watch" {
-			// The client heard from its connection: its watch streams
-			// need no keep-alive for a while.
+		if verb != "watch" && st.info.authenticated && st.info.id.Node != "" {
+			// An agent heard from its connection: its watch streams
+			// need no keep-alive for a while. Only an agent's: the
+			// dashboard and kubectl keep their keep-alives, whatever
+			// else their connection carries (the dashboard takes a
+			// watch silent for 35 s for dead).
 			apiserver.NoteAnswered(r.Context())
 		}
 		code := st.rec.code
