@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/skiffhq/skiff/api"
 )
 
 // TestWatchKeepAliveSkippedOnABusyConnection: a watch stream whose
@@ -98,11 +100,31 @@ func TestWatchKeepAliveSkippedOnABusyConnection(t *testing.T) {
 		t.Fatalf("after %d heartbeats on a busy connection: %s; want one BOOKMARK, of the latest revision %d", bookmarkTicks, got, last)
 	}
 
+	// Busy, but the store moved bookmarkLag revisions past the last
+	// BOOKMARK (a burst): the next heartbeat sends one, so a client
+	// resuming from it is still in the watch cache.
+	objs := make([]api.Object, bookmarkLag)
+	for i := range objs {
+		objs[i] = &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "burst-" + strconv.Itoa(i), Namespace: "default"}}
+	}
+	for i, err := range h.store.CreateBatch(context.Background(), objs) {
+		if err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+	}
+	last = h.store.Revision()
+	conn.note()
+	h.clock.Advance(defaultHeartbeat)
+	waitCounts(2, bookmarkTicks-1)
+	if got := <-lines; got != bookmarkAt(last) {
+		t.Fatalf("after a burst of %d changes on a busy connection: %s; want a BOOKMARK of revision %d", bookmarkLag, got, last)
+	}
+
 	// Quiet: every heartbeat writes.
 	for i := 1; i <= 2; i++ {
 		last = configMap(bookmarkTicks + i)
 		h.clock.Advance(defaultHeartbeat)
-		waitCounts(uint64(1+i), bookmarkTicks-1)
+		waitCounts(uint64(2+i), bookmarkTicks-1)
 		if got := <-lines; got != bookmarkAt(last) {
 			t.Fatalf("heartbeat %d on a quiet connection: %s; want a BOOKMARK of revision %d", i, got, last)
 		}

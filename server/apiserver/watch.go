@@ -29,6 +29,16 @@ const defaultHeartbeat = 10 * time.Second
 // client resumes from a revision at most a minute old.
 const bookmarkTicks = 6
 
+// bookmarkLag is how far the store's revision may move past a stream's
+// last BOOKMARK before the next heartbeat sends one even on a busy
+// connection: a quarter of the store's watch cache (the last 4,096
+// changes), so that an agent resuming after a restart that follows a
+// burst (a Deployment's pods, the pods after a restart) still finds its
+// revision in the cache rather than being answered 410 and relisting. At
+// a fleet's steady pace that is once a minute; during a burst, every
+// heartbeat, as before.
+const bookmarkLag = storage.DefaultWatchCacheSize / 4
+
 // writeTimeout is how long a watch stream's write may wait; a client that
 // stops reading is dropped within writeTimeout plus three heartbeats (see
 // watchDeadline).
@@ -162,7 +172,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 	// this stream last looked, ticks the heartbeats since it last wrote
 	// a keep-alive. Without a ConnActivity every heartbeat writes.
 	conn := connActivityOf(r.Context())
-	seen, ticks := conn.load(), 0
+	seen, ticks, marked := conn.load(), 0, from
 	for {
 		// Pull what is ready (no goroutine of the watcher's forwards
 		// it), write it, and flush once the burst is written.
@@ -202,7 +212,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 		case <-watcher.Done():
 		case <-beat.C():
 			ticks++
-			if cur := conn.load(); conn != nil && cur != seen && (!bookmarks || ticks < bookmarkTicks) {
+			due := bookmarks && (ticks >= bookmarkTicks || s.store.Revision()-marked >= bookmarkLag)
+			if cur := conn.load(); conn != nil && cur != seen && !due {
 				// The client heard from this connection since the last
 				// heartbeat: no keep-alive. The write deadline is kept
 				// ahead all the same, as a write would (an HTTP/2
@@ -219,7 +230,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 				// The watch's progress when it has nothing pending, so a
 				// client resumes from a recent revision.
 				last = max(last, watcher.Progress())
-				b = enc.bookmark(last)
+				b, marked = enc.bookmark(last), last
 			} else {
 				b = []byte("\n")
 			}
