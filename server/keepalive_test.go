@@ -26,23 +26,9 @@ func TestWatchKeepAliveRidesOnTheAgentsCalls(t *testing.T) {
 	admin := h.adminToken()
 	_, cred := h.join(h.joinToken(), "edge-1", "")
 	h.mustDo(http.MethodPost, "/api/v1/nodes", admin, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"edge-1"}}`, http.StatusCreated)
-	caPEM, err := os.ReadFile(h.info.CAPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(client.Config{Server: h.info.URL, CAData: caPEM, Token: cred})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	armed := h.clk.Waiters() + 1
-	resp, err := c.Do(ctx, http.MethodGet, "/api/v1/pods?watch=1&allowWatchBookmarks=true&fieldSelector=spec.nodeName%3Dedge-1&resourceVersion=1", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	c, resp, armed := h.openWatch(ctx, cred, "/api/v1/pods?watch=1&allowWatchBookmarks=true&fieldSelector=spec.nodeName%3Dedge-1&resourceVersion=1")
 	lines := make(chan string, 16)
 	go func() {
 		sc := bufio.NewScanner(resp.Body)
@@ -120,23 +106,9 @@ func TestWatchKeepAliveRidesOnTheAgentsCalls(t *testing.T) {
 // dashboard after 35 s).
 func TestWatchKeepAliveForOthersEveryHeartbeat(t *testing.T) {
 	h := startHarness(t, "", nil)
-	caPEM, err := os.ReadFile(h.info.CAPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(client.Config{Server: h.info.URL, CAData: caPEM, Token: h.adminToken()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	armed := h.clk.Waiters() + 1
-	resp, err := c.Do(ctx, http.MethodGet, "/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=1", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	c, resp, armed := h.openWatch(ctx, h.adminToken(), "/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=1")
 	sc := bufio.NewScanner(resp.Body)
 	h.clk.BlockUntil(armed)
 	for i := 0; i < 2; i++ {
@@ -151,4 +123,28 @@ func TestWatchKeepAliveForOthersEveryHeartbeat(t *testing.T) {
 			t.Fatalf("heartbeat %d on an admin's busy connection: %q; want a BOOKMARK", i, sc.Text())
 		}
 	}
+}
+
+// openWatch opens a watch at path with token's HTTP/2 client (closed with
+// the test), and returns the client for more calls on the same
+// connection, the stream, and how many waiters the fake clock has once
+// the stream's heartbeat ticker is armed.
+func (h *harness) openWatch(ctx context.Context, token, path string) (*client.Client, *http.Response, int) {
+	h.t.Helper()
+	caPEM, err := os.ReadFile(h.info.CAPath)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c, err := client.New(client.Config{Server: h.info.URL, CAData: caPEM, Token: token})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(c.CloseIdleConnections)
+	armed := h.clk.Waiters() + 1
+	resp, err := c.Do(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { resp.Body.Close() })
+	return c, resp, armed
 }

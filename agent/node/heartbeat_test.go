@@ -74,6 +74,29 @@ func (f *fakeAPI) callsBetween(from, to time.Time) int {
 	return n
 }
 
+// longestSilence is the longest time the server heard nothing in
+// [from, to), counting the registrar's calls and the reports (which the
+// server counts as heartbeats), and when it began.
+func (f *fakeAPI) longestSilence(reports []time.Time, from, to time.Time) (time.Duration, time.Time) {
+	f.mu.Lock()
+	heard := append([]time.Time(nil), reports...)
+	for _, c := range f.calls {
+		if !c.Before(from) && c.Before(to) {
+			heard = append(heard, c)
+		}
+	}
+	f.mu.Unlock()
+	slices.SortFunc(heard, func(a, b time.Time) int { return a.Compare(b) })
+	var gap time.Duration
+	var at time.Time
+	for i := 1; i < len(heard); i++ {
+		if g := heard[i].Sub(heard[i-1]); g > gap {
+			gap, at = g, heard[i-1]
+		}
+	}
+	return gap, at
+}
+
 // gapsBetween is the time between consecutive calls in [from, to).
 func (f *fakeAPI) gapsBetween(from, to time.Time) []time.Duration {
 	f.mu.Lock()
@@ -460,19 +483,8 @@ func TestRegistrarSkipsBeatsWhileReportsAreHeard(t *testing.T) {
 		t.Fatalf("%d calls in 5 minutes with a report heard every 15 s; want about %d (one every 10 s is %d)", calls, want, int(end.Sub(from)/hb))
 	}
 	// Every call and report in order: no silence over a heartbeat.
-	f.mu.Lock()
-	heard := append([]time.Time(nil), reports...)
-	for _, c := range f.calls {
-		if !c.Before(from) && c.Before(end) {
-			heard = append(heard, c)
-		}
-	}
-	f.mu.Unlock()
-	slices.SortFunc(heard, func(a, b time.Time) int { return a.Compare(b) })
-	for i := 1; i < len(heard); i++ {
-		if gap := heard[i].Sub(heard[i-1]); gap > hb+hb/10+step {
-			t.Fatalf("the server heard nothing for %v (from %v); want at most a heartbeat and its jitter", gap, heard[i-1].Sub(start))
-		}
+	if gap, at := f.longestSilence(reports, from, end); gap > hb+hb/10+step {
+		t.Fatalf("the server heard nothing for %v (from %v); want at most a heartbeat and its jitter", gap, at.Sub(start))
 	}
 
 	// A report answered 205: the full conditions at once, on a clock
@@ -585,19 +597,8 @@ func TestRegistrarLeavesBeatsToDueReports(t *testing.T) {
 	if want := int(end.Sub(from) / every); calls < want-2 || calls > want+2 {
 		t.Fatalf("%d beats in 5 minutes with a report every 20 s; want about %d, one between two reports (without ReportDue it is about %d)", calls, want, int(end.Sub(from)/hb)-len(reports)/2)
 	}
-	f.mu.Lock()
-	heard := append([]time.Time(nil), reports...)
-	for _, c := range f.calls {
-		if !c.Before(from) && c.Before(end) {
-			heard = append(heard, c)
-		}
-	}
-	f.mu.Unlock()
-	slices.SortFunc(heard, func(a, b time.Time) int { return a.Compare(b) })
-	for i := 1; i < len(heard); i++ {
-		if gap := heard[i].Sub(heard[i-1]); gap > hb+hb/4+step {
-			t.Fatalf("the server heard nothing for %v (from %v); want at most a heartbeat and a quarter", gap, heard[i-1].Sub(start))
-		}
+	if gap, at := f.longestSilence(reports, from, end); gap > hb+hb/4+step {
+		t.Fatalf("the server heard nothing for %v (from %v); want at most a heartbeat and a quarter", gap, at.Sub(start))
 	}
 
 	// A report is announced, and never heard: the beat follows.
