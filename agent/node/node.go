@@ -178,7 +178,8 @@ func (r *Registrar) Heard(at time.Time) {
 
 // ReportDue tells the registrar when the agent's next usage report is
 // due. The server counts a report as a heartbeat, so a beat that would go
-// out within a quarter heartbeat before it is skipped: the report is the
+// out within a quarter heartbeat of it (before it, or after it while its
+// call is in flight) is skipped: the report is the
 // beat, and with reports every two heartbeats the agent makes one call a
 // heartbeat period instead of three every two. Should the report not be
 // heard, the beat follows a quarter heartbeat after it was due.
@@ -364,9 +365,10 @@ func (r *Registrar) heartbeat(ctx context.Context) error {
 		r.mu.Unlock()
 		return nil
 	}
-	if until := r.reportDue.Sub(now); light && until >= 0 && until <= r.cfg.Heartbeat/4 {
+	if until := r.reportDue.Sub(now); light && until >= -r.cfg.Heartbeat/4 && until <= r.cfg.Heartbeat/4 {
 		// A report the server counts as a heartbeat goes out in a
-		// moment: it is the beat (ReportDue).
+		// moment, or went out just now and is not heard of yet (its
+		// call is in flight): it is the beat (ReportDue).
 		r.beatDue = r.reportDue.Add(r.cfg.Heartbeat / 4)
 		r.mu.Unlock()
 		return nil
