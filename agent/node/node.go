@@ -179,9 +179,9 @@ func (r *Registrar) Heard(at time.Time) {
 // ReportDue tells the registrar when the agent's next usage report is
 // due. The server counts a report as a heartbeat, so a beat that would go
 // out within a quarter heartbeat of it (before it, or after it while its
-// call is in flight) is skipped: the report is the
-// beat, and with reports every two heartbeats the agent makes one call a
-// heartbeat period instead of three every two. Should the report not be
+// call is in flight) is skipped: the report is the beat. With reports
+// every two heartbeats the agent makes one call a heartbeat period (with
+// reports every 15 s it made four in three). Should the report not be
 // heard, the beat follows a quarter heartbeat after it was due.
 func (r *Registrar) ReportDue(at time.Time) {
 	r.mu.Lock()

@@ -93,17 +93,18 @@ type Server struct {
 
 	liveness          *Liveness
 	heartbeatSnapshot time.Duration
+	events            *events.Sink
+	discovery         *discovery
+	openapi           *openAPI
+	logs              LogsFunc
+	services          *servicealloc.Allocator
+	apiEndpoint       netip.AddrPort
+	clusterDNS        string
+	streams           StreamFunc
+
 	// keepAlives counts watch heartbeats written and skipped (their
 	// connection was busy): WatchKeepAlives.
 	keepAlives, keepAlivesSkipped atomic.Uint64
-	events                        *events.Sink
-	discovery                     *discovery
-	openapi                       *openAPI
-	logs                          LogsFunc
-	services                      *servicealloc.Allocator
-	apiEndpoint                   netip.AddrPort
-	clusterDNS                    string
-	streams                       StreamFunc
 
 	// evictionMu serializes evictions (budget check, then delete).
 	evictionMu sync.Mutex
