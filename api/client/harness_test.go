@@ -124,7 +124,7 @@ func writeStatus(w http.ResponseWriter, se *api.StatusError) {
 	_ = json.NewEncoder(w).Encode(se.Status)
 }
 
-func mustResource(t *testing.T, name string) api.ResourceInfo {
+func mustResource(t testing.TB, name string) api.ResourceInfo {
 	t.Helper()
 	r, ok := api.LookupResource(name)
 	if !ok {

@@ -1,8 +1,11 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -175,5 +178,96 @@ func TestWatchClose(t *testing.T) {
 	w.Close()
 	if _, err := w.Next(); !errors.Is(err, errWatcherClosed) {
 		t.Errorf("Next() after Close = %v; want errWatcherClosed", err)
+	}
+}
+
+func TestWatchReadsEventFieldsInAnyOrder(t *testing.T) {
+	lines := []string{
+		`{"object":{"metadata":{"name":"a","resourceVersion":"2"}},"type":"ADDED"}`,
+		` {"extra":[1,{"x":"}"}],"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"3"}}}`,
+		`{"type":"DELETED","object":{"metadata":{"name":"a","resourceVersion":"4"}},"more":"}"}`,
+	}
+	c, _ := newTestClient(t, streamHandler(lines, false))
+	w, err := c.Watch(context.Background(), mustResource(t, "pods"), "", WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i, want := range []string{api.Added, api.Modified, api.Deleted} {
+		ev, err := w.Next()
+		if err != nil {
+			t.Fatalf("event %d: Next() = %v", i, err)
+		}
+		p, ok := ev.Object.(*api.Pod)
+		if ev.Type != want || !ok || p.Name != "a" || p.ResourceVersion != fmt.Sprint(i+2) {
+			t.Errorf("event %d = %s %#v; want %s of pod a at %d", i, ev.Type, ev.Object, want, i+2)
+		}
+	}
+	if _, err := w.Next(); err != io.EOF {
+		t.Errorf("Next() at the end = %v; want io.EOF", err)
+	}
+}
+
+func TestWatchRefusesEventsWithoutAnObject(t *testing.T) {
+	for _, line := range []string{`{"type":"ADDED"}`, `["ADDED",{}]`, `{"type":1,"object":{}}`, `"ADDED"`} {
+		c, _ := newTestClient(t, streamHandler([]string{line}, false))
+		w, err := c.Watch(context.Background(), mustResource(t, "pods"), "", WatchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev, err := w.Next(); err == nil || err == io.EOF {
+			t.Errorf("Next() of %s = %v, %v; want an error", line, ev, err)
+		}
+		w.Close()
+	}
+}
+
+// FuzzWatchStream feeds arbitrary bytes to a Watcher: it returns events
+// with objects or an error, and never panics.
+func FuzzWatchStream(f *testing.F) {
+	f.Add([]byte(`{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"2"}}}` + "\n"))
+	f.Add([]byte(`{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}{"type":"ERROR","object":{"code":410}}`))
+	f.Add([]byte(`{"object":{"spec":{"containers":[{"name":"c"}]}},"type":"MODIFIED","x":[{}]}`))
+	pods := mustResource(f, "pods")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w := newWatcher(context.Background(), pods, io.NopCloser(bytes.NewReader(data)), "")
+		for range 64 {
+			ev, err := w.Next()
+			if err != nil {
+				return
+			}
+			if ev.Object == nil {
+				t.Fatalf("event %s without an object, no error", ev.Type)
+			}
+		}
+	})
+}
+
+// BenchmarkWatchNext reads a stream of pod events as an agent's
+// assignment stream does.
+func BenchmarkWatchNext(b *testing.B) {
+	pod := api.Pod{ObjectMeta: api.ObjectMeta{Name: "web-7d9c5-x2x9q", Namespace: "default", ResourceVersion: "12345",
+		Labels: map[string]string{"app": "web", "pod-template-hash": "7d9c5"}},
+		Spec: api.PodSpec{NodeName: "node-17", Containers: []api.Container{{Name: "web", Image: "skiff.test/busybox:latest",
+			Command: []string{"sh", "-c", "sleep 3600"}}}}}
+	obj, err := json.Marshal(&pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := append(append([]byte(`{"type":"MODIFIED","object":`), obj...), "}\n"...)
+	stream := bytes.Repeat(line, 256)
+	pods := mustResource(b, "pods")
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; {
+		w := newWatcher(context.Background(), pods, io.NopCloser(bytes.NewReader(stream)), "")
+		for ; i < b.N; i++ {
+			if _, err := w.Next(); err != nil {
+				if err != io.EOF {
+					b.Fatal(err)
+				}
+				break
+			}
+		}
 	}
 }

@@ -168,6 +168,7 @@ func (cc *classCache) evictLocked() *class {
 func (s *search) runCached(chunk int, out *workerOut) {
 	n := len(s.nodes)
 	entries := s.cls.entries
+	spread := len(s.env.spread) > 0
 	var rs []Reason // scratch for the filters
 	for s.nfound.Load() < int64(s.want) {
 		lo := int(s.next.Add(int64(chunk))) - chunk
@@ -178,6 +179,9 @@ func (s *search) runCached(chunk int, out *workerOut) {
 		for pos := lo; pos < min(lo+chunk, n); pos++ {
 			i := (s.start + pos) % n
 			ni := s.nodes[i]
+			if spread && spreadRejectsAt(s.env.spread, i, ni) {
+				continue
+			}
 			e := &entries[i]
 			if e.gen != ni.gen || ni.gen == 0 {
 				rs = e.fillStatic(s.pi, ni, rs[:0])

@@ -105,7 +105,7 @@ func TestSpreadThroughTheCache(t *testing.T) {
 	a := &Algorithm{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var placed []*PodInfo
-	next := 0
+	next, rejected := 0, 0
 	for i := range 300 {
 		pi := NewPodInfo(st.Pod(fmt.Sprintf("p%03d", i), "10m", "", st.PodLabels("app", "web"), st.Owner("rs-1"), st.Spread(1, zoneKey, api.DoNotSchedule, "web")))
 		snap := c.Snapshot()
@@ -161,7 +161,29 @@ func TestSpreadThroughTheCache(t *testing.T) {
 				t.Fatalf("after pod %d node %s (zone %q) reads domain %d; counts %v by number %v", i, ni.Name, v, id, kept, ix.byDom)
 			}
 		}
+		// The search's pre-filter, reading by position, rejects exactly
+		// the nodes the filter rejects (every node's position is known).
+		probe := NewPodInfo(st.Pod("probe", "10m", "", st.PodLabels("app", "web"), st.Owner("rs-1"), st.Spread(1, zoneKey, api.DoNotSchedule, "web")))
+		snap = c.Snapshot()
+		states := spreadStates(snap, probe)
+		for pos, ni := range snap.Nodes {
+			pre, full := spreadRejectsAt(states, pos, ni), len(spreadFits(states, ni, nil)) > 0
+			if pre != full {
+				t.Fatalf("after pod %d node %s (zone %q): pre-filter rejects %v, filter %v; counts %v", i, ni.Name, ni.Labels[zoneKey], pre, full, kept)
+			}
+			rejected += b2i(pre)
+		}
 	}
+	if rejected == 0 {
+		t.Error("the pre-filter rejected no node in 300 placements")
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func removeInfo(s []*PodInfo, x *PodInfo) []*PodInfo {
