@@ -179,15 +179,14 @@ const beatQueueWait = 5 * time.Second
 // They come in floods: every pod a placement binds is reported Running
 // moments after it reaches its agent. Unbounded, the reports of the pods
 // bound so far took most of the server's CPU while the scheduler and the
-// store's writer, each one goroutine, waited for a core behind them: with
-// 10,000 agents a 10,000-replica Deployment was bound in 31.7 s. With 32
-// slots it was bound in 16.1 s and every pod was reported Running sooner
-// too (38.3 s against 41.0 s): fewer writes in flight wait less for the
-// writer and the collector. With 8 slots the binding took 15.8 s but the
-// last report 52.6 s (docs/benchmarks.md, "Fleet, round twenty"). This is
-// what Kubernetes' priority and fairness does with its levels: the
-// kubelets' writes share a bounded part of the server, apart from the
-// scheduler's.
+// store's writer, one goroutine each, waited for a core behind them: with
+// 10,000 agents a 10,000-replica Deployment was bound in 30.5–36.2 s.
+// With 32 slots it was bound in 16.1–17.7 s, and every pod was reported
+// Running about as soon (38–46 s against 37–43 s). Fewer slots bound it
+// a little faster and reported much later (8: 15.8 s and 52.6 s); 64 bound
+// it in 22.6 s (docs/benchmarks.md, "Fleet, round twenty"). Kubernetes'
+// priority and fairness does the same with its levels: the kubelets'
+// writes share a bounded part of the server, apart from the scheduler's.
 const podStatusQueueWait = 20 * time.Second
 
 // podStatusMaxWaiting bounds the status writes served or waiting for a
