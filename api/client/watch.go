@@ -60,6 +60,10 @@ func newWatcher(ctx context.Context, res api.ResourceInfo, body io.ReadCloser, r
 	return &Watcher{ctx: ctx, res: res, body: body, dec: jsontext.NewDecoder(body, watchJSON...), rv: rv}
 }
 
+// maxKeptEventBytes is the largest object buffer a Watcher keeps for the
+// next event: an agent's pods fit many times over.
+const maxKeptEventBytes = 64 << 10
+
 // watchJSON are the stream decoder's options: the server writes each
 // event's names once, in UTF-8, and the object is checked when decoded.
 var watchJSON = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
@@ -131,6 +135,9 @@ func (w *Watcher) readEvent() (typ string, object []byte, err error) {
 	}
 	if tok.Kind() != '{' {
 		return "", nil, fmt.Errorf("event at offset %d is not an object", d.InputOffset())
+	}
+	if cap(w.obj) > maxKeptEventBytes {
+		w.obj = nil // one large object is not kept for the stream's life
 	}
 	w.obj = w.obj[:0]
 	seen := false

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/skiffhq/skiff/api"
@@ -269,5 +270,28 @@ func BenchmarkWatchNext(b *testing.B) {
 				break
 			}
 		}
+	}
+}
+
+// TestWatchDropsALargeObjectBuffer: after an event larger than
+// maxKeptEventBytes the Watcher does not keep its buffer for the stream's
+// life.
+func TestWatchDropsALargeObjectBuffer(t *testing.T) {
+	big := strings.Repeat("x", 2*maxKeptEventBytes)
+	lines := []string{
+		`{"type":"ADDED","object":{"metadata":{"name":"big","resourceVersion":"2","annotations":{"a":"` + big + `"}}}}`,
+		`{"type":"ADDED","object":{"metadata":{"name":"small","resourceVersion":"3"}}}`,
+	}
+	pods := mustResource(t, "pods")
+	w := newWatcher(context.Background(), pods, io.NopCloser(strings.NewReader(strings.Join(lines, "\n"))), "")
+	ev, err := w.Next()
+	if err != nil || ev.Object.(*api.Pod).Annotations["a"] != big {
+		t.Fatalf("first Next() = %v, %v; want the big pod whole", ev.Object, err)
+	}
+	if ev, err = w.Next(); err != nil || ev.Object.(*api.Pod).Name != "small" {
+		t.Fatalf("second Next() = %v, %v; want the small pod", ev.Object, err)
+	}
+	if c := cap(w.obj); c > maxKeptEventBytes {
+		t.Errorf("after a small event the buffer holds %d bytes; want at most %d", c, maxKeptEventBytes)
 	}
 }
