@@ -241,32 +241,8 @@ func (s *syncBuffer) String() string {
 // one, and gets 429 only once it has waited beatQueueWait.
 func TestInFlightHeartbeatSlots(t *testing.T) {
 	clk := clock.NewFake(time.Now())
-	releaseWrites, releaseBeats := make(chan struct{}), make(chan struct{})
-	entered := make(chan struct{}, 16)
-	h := limitInFlight(8, clk)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Query().Get("block") {
-		case "write":
-			entered <- struct{}{}
-			<-releaseWrites
-		case "beat":
-			entered <- struct{}{}
-			<-releaseBeats
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	serve := func(method, path string) int {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
-		return rec.Code
-	}
-	var wg sync.WaitGroup
-	block := func(method, path string, n int) {
-		for range n {
-			wg.Add(1)
-			go func() { defer wg.Done(); serve(method, path) }()
-			<-entered
-		}
-	}
+	f := newInFlightHarness(8, clk, "write", "beat")
+	serve, block := f.serve, f.block
 	block(http.MethodPatch, "/api/v1/nodes/edge-1/status?block=write", 8)
 	if code := serve(http.MethodPatch, "/api/v1/nodes/edge-2/status"); code != http.StatusTooManyRequests {
 		t.Errorf("a ninth status write = %d; want 429 at once", code)
@@ -286,7 +262,7 @@ func TestInFlightHeartbeatSlots(t *testing.T) {
 		t.Fatalf("a heartbeat beyond its slots answered %d at once; want it to wait for a slot", code)
 	default:
 	}
-	releaseBeats <- struct{}{}
+	f.release("beat")
 	if code := <-waited; code != http.StatusNoContent {
 		t.Fatalf("the waiting heartbeat = %d once a slot freed; want 204", code)
 	}
@@ -306,9 +282,7 @@ func TestInFlightHeartbeatSlots(t *testing.T) {
 		isHeartbeat(httptest.NewRequest(http.MethodPost, "/api/v1/skiff/nodes/a/b/heartbeat", nil)) {
 		t.Error("isHeartbeat accepted a request that is not the heartbeat call")
 	}
-	close(releaseWrites)
-	close(releaseBeats)
-	wg.Wait()
+	f.finish()
 }
 
 // TestRestartedServerPreloadsCredentials: a restarted server has every

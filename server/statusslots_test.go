@@ -17,28 +17,8 @@ import (
 // refused with a 429.
 func TestInFlightPodStatusSlots(t *testing.T) {
 	clk := clock.NewFake(time.Now())
-	release := make(chan struct{})
-	entered := make(chan struct{}, 16)
-	h := limitInFlight(8, clk)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("block") != "" {
-			entered <- struct{}{}
-			<-release
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	serve := func(method, path string) int {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
-		return rec.Code
-	}
-	var wg sync.WaitGroup
-	block := func(method, path string, n int) {
-		for range n {
-			wg.Add(1)
-			go func() { defer wg.Done(); serve(method, path) }()
-			<-entered
-		}
-	}
+	f := newInFlightHarness(8, clk, "1")
+	serve, block := f.serve, f.block
 	if n := podStatusSlots(8); n != 2 {
 		t.Fatalf("podStatusSlots(8) = %d; want a quarter of the limit, 2", n)
 	}
@@ -63,7 +43,7 @@ func TestInFlightPodStatusSlots(t *testing.T) {
 	if code := serve(http.MethodPut, "/api/v1/namespaces/default/pods/c"); code != http.StatusNoContent {
 		t.Errorf("a pod update (not its status) with the status slots full = %d; want 204", code)
 	}
-	release <- struct{}{}
+	f.release("1")
 	if code := <-waited; code != http.StatusNoContent {
 		t.Fatalf("the waiting status write = %d once a slot freed; want 204", code)
 	}
@@ -76,8 +56,60 @@ func TestInFlightPodStatusSlots(t *testing.T) {
 	if code := <-late; code != http.StatusTooManyRequests {
 		t.Errorf("a status write that waited %v = %d; want 429", podStatusQueueWait, code)
 	}
-	close(release)
-	wg.Wait()
+	f.finish()
+}
+
+// inFlightHarness serves requests through limitInFlight with a handler
+// that holds each request whose ?block= names one of its lanes until that
+// lane releases it.
+type inFlightHarness struct {
+	h       http.Handler
+	entered chan struct{}
+	lanes   map[string]chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newInFlightHarness(limit int, clk clock.Clock, lanes ...string) *inFlightHarness {
+	f := &inFlightHarness{entered: make(chan struct{}, 16), lanes: make(map[string]chan struct{})}
+	for _, l := range lanes {
+		f.lanes[l] = make(chan struct{})
+	}
+	f.h = limitInFlight(limit, clk)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if lane, ok := f.lanes[r.URL.Query().Get("block")]; ok {
+			f.entered <- struct{}{}
+			<-lane
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	return f
+}
+
+// serve answers one request and returns its status code.
+func (f *inFlightHarness) serve(method, path string) int {
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	return rec.Code
+}
+
+// block starts n requests that hold their slots, returning once each
+// has entered the handler.
+func (f *inFlightHarness) block(method, path string, n int) {
+	for range n {
+		f.wg.Add(1)
+		go func() { defer f.wg.Done(); f.serve(method, path) }()
+		<-f.entered
+	}
+}
+
+// release lets one held request of lane finish.
+func (f *inFlightHarness) release(lane string) { f.lanes[lane] <- struct{}{} }
+
+// finish releases every held request and waits for them.
+func (f *inFlightHarness) finish() {
+	for _, lane := range f.lanes {
+		close(lane)
+	}
+	f.wg.Wait()
 }
 
 func TestIsPodStatusWrite(t *testing.T) {
