@@ -100,8 +100,14 @@ func (ix *spreadIndex) add(pi *PodInfo, ni *NodeInfo, d int32) {
 // ok false when ix does not know ni's position (the caller then looks
 // the label up).
 func (ix *spreadIndex) domainOf(ni *NodeInfo) (id int32, ok bool) {
-	if ni.idx < len(ix.nodes) && ix.nodes[ni.idx] == ni {
-		return ix.dom[ni.idx], true
+	return ix.domainAt(ni.idx, ni)
+}
+
+// domainAt is domainOf for the node ni at position i of the list, read
+// without loading ni.
+func (ix *spreadIndex) domainAt(i int, ni *NodeInfo) (id int32, ok bool) {
+	if i < len(ix.nodes) && ix.nodes[i] == ni {
+		return ix.dom[i], true
 	}
 	return 0, false
 }
@@ -229,7 +235,7 @@ func spreadFits(states []spreadState, ni *NodeInfo, out []Reason) []Reason {
 			}
 			n = st.counts[v]
 		}
-		if n+st.c.self-st.min > st.c.maxSkew {
+		if st.skewed(n) {
 			return append(out, Reason{Code: ReasonSpread})
 		}
 	}
@@ -239,21 +245,26 @@ func spreadFits(states []spreadState, ni *NodeInfo, out []Reason) []Reason {
 // spreadRejectsAt is the search's pre-filter: whether ni, at position i
 // of the node list, fails a DoNotSchedule constraint by its domain's count
 // alone. It reads the index's arrays by position and never ni itself, so
-// a search skips the nodes of the full domains (three in four, with four
-// zones and maxSkew 1, most of a placement) without loading them or their
-// cached results. false when unsure: spreadFits decides.
+// a search skips the nodes of the full domains (with four zones and
+// maxSkew 1, one to three zones at a time through a placement) without
+// loading them or their cached results. false when unsure: spreadFits
+// decides.
 func spreadRejectsAt(states []spreadState, i int, ni *NodeInfo) bool {
 	for k := range states {
 		st := &states[k]
-		if !st.c.hard || i >= len(st.ix.nodes) || st.ix.nodes[i] != ni {
+		if !st.c.hard {
 			continue
 		}
-		if id := st.ix.dom[i]; id < 0 || st.ix.byDom[id]+st.c.self-st.min > st.c.maxSkew {
+		if id, known := st.ix.domainAt(i, ni); known && (id < 0 || st.skewed(st.ix.byDom[id])) {
 			return true
 		}
 	}
 	return false
 }
+
+// skewed reports whether a domain holding n matching pods would exceed
+// maxSkew with the pod.
+func (st *spreadState) skewed(n int32) bool { return n+st.c.self-st.min > st.c.maxSkew }
 
 // scoreSpread is the ScheduleAnyway constraints' raw score: the matching
 // pods already in the node's domains (fewer is better).
