@@ -9,6 +9,10 @@
 //
 //	go run . /tmp/place.trace 'storage.(*Store).writeLoop'
 //
+// With GOSTATES_BUCKET set to a duration (1s), it also prints each such
+// goroutine's time in each state per interval of that length: whether a
+// stage of a pipeline was short of work or short of a core, and when.
+//
 // It is a module of its own so that golang.org/x/exp stays out of
 // skiff's.
 package main

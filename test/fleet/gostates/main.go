@@ -24,9 +24,12 @@ func main() {
 }
 
 type goroutine struct {
+	id    trace.GoID
 	since trace.Time // of its last state change
-	match bool       // its own stack held the function at a change
-	cause string     // what made it runnable, while it is
+	// per timeline bucket: time in each state (GOSTATES_BUCKET set)
+	buckets map[int]map[trace.GoState]time.Duration
+	match   bool   // its own stack held the function at a change
+	cause   string // what made it runnable, while it is
 }
 
 // waitCause names what made a goroutine runnable: the state it left,
@@ -65,6 +68,8 @@ func run(path, fn string) error {
 	syscallAt := map[string]int{}
 	syscalls := 0
 	samples := 0
+	var start trace.Time
+	bucket, _ := time.ParseDuration(os.Getenv("GOSTATES_BUCKET"))
 	for {
 		ev, err := r.ReadEvent()
 		if err == io.EOF {
@@ -72,6 +77,9 @@ func run(path, fn string) error {
 		}
 		if err != nil {
 			return err
+		}
+		if start == 0 {
+			start = ev.Time()
 		}
 		if ev.Kind() == trace.EventStackSample {
 			if g := gs[ev.Goroutine()]; g != nil && g.match {
@@ -98,7 +106,7 @@ func run(path, fn string) error {
 		}
 		g := gs[st.Resource.Goroutine()]
 		if g == nil {
-			g = &goroutine{}
+			g = &goroutine{id: st.Resource.Goroutine()}
 			gs[st.Resource.Goroutine()] = g
 		}
 		for fr := range st.Stack.Frames() {
@@ -110,6 +118,9 @@ func run(path, fn string) error {
 		if g.match && g.since != 0 {
 			d := time.Duration(ev.Time() - g.since)
 			total[from] += d
+			if bucket > 0 {
+				g.addTimeline(from, time.Duration(g.since-start), time.Duration(ev.Time()-start), bucket)
+			}
 			if from == trace.GoRunnable {
 				runnable = append(runnable, d)
 				byCause[g.cause] = append(byCause[g.cause], d)
@@ -144,6 +155,9 @@ func run(path, fn string) error {
 	fmt.Printf("%d goroutines ran %s\n", n, fn)
 	for _, s := range []trace.GoState{trace.GoRunning, trace.GoRunnable, trace.GoSyscall, trace.GoWaiting} {
 		fmt.Printf("%-9v %v\n", s, total[s].Round(time.Millisecond))
+	}
+	if bucket > 0 {
+		printTimeline(gs, bucket)
 	}
 	if len(runnable) > 0 {
 		slices.Sort(runnable)
@@ -222,4 +236,42 @@ func mostFirst(counts map[string]int, n int) []string {
 	keys := slices.Collect(maps.Keys(counts))
 	slices.SortFunc(keys, func(a, b string) int { return counts[b] - counts[a] })
 	return keys[:min(len(keys), n)]
+}
+
+// addTimeline adds the interval [from, to) (since the trace's start)
+// spent in state s to g's buckets of width w.
+func (g *goroutine) addTimeline(s trace.GoState, from, to, w time.Duration) {
+	if g.buckets == nil {
+		g.buckets = map[int]map[trace.GoState]time.Duration{}
+	}
+	for from < to {
+		b := int(from / w)
+		end := min(time.Duration(b+1)*w, to)
+		if g.buckets[b] == nil {
+			g.buckets[b] = map[trace.GoState]time.Duration{}
+		}
+		g.buckets[b][s] += end - from
+		from = end
+	}
+}
+
+// printTimeline prints, for each matching goroutine that ran at least
+// 20 ms, its time running, runnable, in system calls and waiting per
+// bucket (GOSTATES_BUCKET, a duration).
+func printTimeline(gs map[trace.GoID]*goroutine, w time.Duration) {
+	for _, id := range slices.Sorted(maps.Keys(gs)) {
+		g := gs[id]
+		var ran time.Duration
+		for _, b := range g.buckets {
+			ran += b[trace.GoRunning]
+		}
+		if !g.match || ran < 20*time.Millisecond {
+			continue
+		}
+		fmt.Printf("goroutine %d (ms per %v: running/runnable/syscall/waiting)\n", id, w)
+		for _, b := range slices.Sorted(maps.Keys(g.buckets)) {
+			m := g.buckets[b]
+			fmt.Printf("  %6v %5d %5d %5d %5d\n", time.Duration(b)*w, m[trace.GoRunning].Milliseconds(), m[trace.GoRunnable].Milliseconds(), m[trace.GoSyscall].Milliseconds(), m[trace.GoWaiting].Milliseconds())
+		}
+	}
 }
