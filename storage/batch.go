@@ -67,13 +67,29 @@ func (s *Store) writeBatch(ctx context.Context, kind opKind, objs []api.Object) 
 	// 1 024 pods took four of each. Each group is still its own
 	// transaction (one fsync per MaxBatch objects), so the writer is held
 	// no longer than the same groups submitted back to back.
-	task := &op{kind: opTask, batch: !isLowPriority(ctx), task: func(context.Context, *writer) error {
+	//
+	// Under LowPriority each group is a task of its own in the last lane,
+	// queued at once: the writer runs them one at a time, whenever it is
+	// idle, so a large batch of events never holds it for long.
+	var err error
+	if isLowPriority(ctx) {
+		var tasks []*op
 		for lo := 0; lo < len(ops); lo += s.opts.MaxBatch {
-			s.commit(ops[lo:min(lo+s.opts.MaxBatch, len(ops))])
+			group := ops[lo:min(lo+s.opts.MaxBatch, len(ops))]
+			tasks = append(tasks, &op{kind: opTask, task: func(context.Context, *writer) error {
+				s.commit(group)
+				return nil
+			}})
 		}
-		return nil
-	}}
-	err := s.submit(ctx, task)
+		err = s.submitLater(ctx, tasks)
+	} else {
+		err = s.submit(ctx, &op{kind: opTask, batch: true, task: func(context.Context, *writer) error {
+			for lo := 0; lo < len(ops); lo += s.opts.MaxBatch {
+				s.commit(ops[lo:min(lo+s.opts.MaxBatch, len(ops))])
+			}
+			return nil
+		}})
+	}
 	for k, o := range ops {
 		i := idx[k]
 		if err != nil {
@@ -92,9 +108,10 @@ func (s *Store) writeBatch(ctx context.Context, kind opKind, objs []api.Object) 
 type lowPriorityKey struct{}
 
 // LowPriority marks ctx's batches as writes nothing waits for (events): a
-// CreateBatch or UpdateBatch under it queues with the single writes,
-// not in the lane the writer serves first, so it does not delay the
-// control loops' batches (a placement's creates and binds).
+// CreateBatch or UpdateBatch under it waits until the writer has nothing
+// else queued, or for at most laterMaxWait, so it does not delay the
+// control loops' batches nor the single writes (a placement's creates
+// and binds, the agents' status writes).
 func LowPriority(ctx context.Context) context.Context {
 	return context.WithValue(ctx, lowPriorityKey{}, true)
 }

@@ -39,7 +39,9 @@
 // in revision order, then answers. A failed commit fails the whole group
 // and leaves the revision unchanged. CreateBatch and UpdateBatch hand the
 // writer many objects from one goroutine (a controller's pods, a
-// scheduler's bindings) as one transaction per MaxBatch. On SQLite the
+// scheduler's bindings) as one transaction per MaxBatch; the writer takes
+// them before the single writes queued, in turns. Under LowPriority
+// (events) a batch waits until nothing else is queued, or 5 s. On SQLite the
 // writer's statements and point reads run under contexts that cannot end:
 // the driver starts a goroutine per statement to watch any other.
 //

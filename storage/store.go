@@ -58,6 +58,7 @@ type Store struct {
 
 	ops        chan *op
 	batches    chan *op      // CreateBatch and UpdateBatch tasks: the writer takes these first
+	later      chan *op      // LowPriority batch tasks: the writer takes these when idle (writeLoop)
 	closing    chan struct{} // closed when Close starts
 	writerDone chan struct{}
 	loopsDone  chan struct{}
@@ -97,6 +98,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		byType:     make(map[reflect.Type]*api.ResourceInfo),
 		ops:        make(chan *op, opts.MaxBatch),
 		batches:    make(chan *op, 16),
+		later:      make(chan *op, 16),
 		closing:    make(chan struct{}),
 		writerDone: make(chan struct{}),
 		loopsDone:  make(chan struct{}),

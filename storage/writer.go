@@ -30,8 +30,9 @@ type op struct {
 	precond int64 // required current revision; 0 for none
 	current bool  // on ErrConflict, return the current value (GuaranteedUpdate)
 	task    func(ctx context.Context, w *writer) error
-	what    string // names a task in the slow-writer warning ("": a task that commits, noted by commit)
-	batch   bool   // a CreateBatch or UpdateBatch task: queued in the writer's first lane
+	what    string    // names a task in the slow-writer warning ("": a task that commits, noted by commit)
+	batch   bool      // a CreateBatch or UpdateBatch task: queued in the writer's first lane
+	queued  time.Time // when a LowPriority task was queued (submitLater), by the Store's clock
 
 	rev    int64  // the op's revision
 	value  []byte // the stored value (for delete: the last state)
@@ -103,10 +104,21 @@ func (s *Store) submitOnce(ctx context.Context, o *op) error {
 // MaxBatch), then the next batch. Strict priority starved the single
 // ops, among them the controllers' own status updates, which their next
 // batches waited for.
+//
+// Batches under LowPriority (events) have the last lane, a task per
+// transaction: the writer runs one when nothing else is queued, or once
+// the oldest has waited laterMaxWait one a turn, so that a burst's own
+// writes (a placement's creates and binds) are not shared with the events
+// about them.
 func (s *Store) writeLoop() {
 	defer close(s.writerDone)
 	batch := make([]*op, 0, s.opts.MaxBatch)
+	var later []*op // LowPriority tasks taken from s.later, oldest first
 	for {
+		later = s.takeLater(later)
+		if len(later) > 0 && s.clock.Now().Sub(later[0].queued) >= laterMaxWait {
+			later = s.runLater(later)
+		}
 		select {
 		case o := <-s.batches:
 			s.runTask(o)
@@ -117,12 +129,25 @@ func (s *Store) writeLoop() {
 		case o := <-s.ops:
 			batch = append(batch, o)
 		default:
+			if len(later) > 0 {
+				// Nothing else is queued: the writer would be idle.
+				select {
+				case o := <-s.batches:
+					s.runTask(o)
+				default:
+					later = s.runLater(later)
+				}
+				continue
+			}
 			select {
 			case o := <-s.batches:
 				s.runTask(o)
 				continue
 			case o := <-s.ops:
 				batch = append(batch, o)
+			case o := <-s.later:
+				later = append(later, o)
+				continue
 			case <-s.closing:
 				s.drainClosed()
 				return
@@ -154,6 +179,68 @@ func (s *Store) writeLoop() {
 	}
 }
 
+// laterMaxWait bounds how long a LowPriority batch waits for an idle
+// writer: under a load that never lets the writer idle, the events still
+// land, one batch at a time, this long after they were queued.
+const laterMaxWait = 5 * time.Second
+
+// submitLater queues tasks in the writer's last lane, all stamped with
+// the same time, and waits for them all. As submit, it returns early
+// when ctx ends or the store closes; tasks already queued still run.
+func (s *Store) submitLater(ctx context.Context, tasks []*op) error {
+	now := s.clock.Now()
+	for _, o := range tasks {
+		o.ctx, o.done, o.queued = ctx, make(chan struct{}), now
+	}
+	for _, o := range tasks {
+		select {
+		case s.later <- o:
+		case <-s.closing:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	var err error
+	for _, o := range tasks {
+		select {
+		case <-o.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.writerDone:
+			select {
+			case <-o.done:
+			default:
+				return ErrClosed
+			}
+		}
+		if err == nil {
+			err = o.err
+		}
+	}
+	return err
+}
+
+// takeLater moves the LowPriority tasks queued into later, without
+// waiting.
+func (s *Store) takeLater(later []*op) []*op {
+	for {
+		select {
+		case o := <-s.later:
+			later = append(later, o)
+		default:
+			return later
+		}
+	}
+}
+
+// runLater runs the oldest of later and returns the rest.
+func (s *Store) runLater(later []*op) []*op {
+	s.runTask(later[0])
+	later[0] = nil
+	return later[1:]
+}
+
 // drainClosed fails every op still queued once Close has begun.
 func (s *Store) drainClosed() {
 	for {
@@ -162,6 +249,9 @@ func (s *Store) drainClosed() {
 			o.err = ErrClosed
 			close(o.done)
 		case o := <-s.batches:
+			o.err = ErrClosed
+			close(o.done)
+		case o := <-s.later:
 			o.err = ErrClosed
 			close(o.done)
 		default:

@@ -230,7 +230,7 @@ func TestCheckpointCopiesBesideTheWriter(t *testing.T) {
 // not wait out the queue; but the lanes take turns, so a second batch
 // waits for the single writes queued before it (strict priority starved
 // them while batches kept coming). A batch under LowPriority (events)
-// queues with the single writes.
+// goes last, after every write queued with or after it.
 func TestBatchesGoFirst(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "state.db"), CompactInterval: -1, CheckpointInterval: -1})
@@ -258,7 +258,7 @@ func TestBatchesGoFirst(t *testing.T) {
 	low := []api.Object{fixtures.ConfigMap("default", "event0", nil), fixtures.ConfigMap("default", "event1", nil)}
 	var lowErrs []error
 	wg.Go(func() { lowErrs = s.CreateBatch(LowPriority(ctx), low) })
-	waitUntil(t, "the low-priority batch queued with the single writes", func() bool { return len(s.ops) == len(singles)+1 })
+	waitUntil(t, "the low-priority batch queued in its lane", func() bool { return len(s.later) == 1 })
 	batches := make([][]api.Object, 2)
 	batchErrs := make([][]error, len(batches))
 	for b := range batches {
@@ -295,8 +295,8 @@ func TestBatchesGoFirst(t *testing.T) {
 		if err != nil {
 			t.Fatalf("CreateBatch(LowPriority) [%d] = %v", i, err)
 		}
-		if r := rev(low[i]); r < lastSingle {
-			t.Errorf("the low-priority batch's %d has revision %d; the single writes queued before it go up to %d: want it after them", i, r, lastSingle)
+		if r := rev(low[i]); r < lastSingle || r < batchRevs[1][1] {
+			t.Errorf("the low-priority batch's %d has revision %d; the single writes go up to %d, the batches queued after it to %d: want it after both", i, r, lastSingle, batchRevs[1][1])
 		}
 	}
 	for i, err := range singleErrs {
@@ -307,6 +307,119 @@ func TestBatchesGoFirst(t *testing.T) {
 			t.Errorf("single%d has revision %d; the first batch %v, the second %v: want it between them (the first batch before the queued singles, the singles before the next batch)",
 				i, r, batchRevs[0], batchRevs[1])
 		}
+	}
+}
+
+// TestLowPriorityWaitsForAnIdleWriter: a LowPriority batch queued while
+// the writer is busy waits behind the writes queued after it, but not
+// longer than laterMaxWait by the store's clock: once it has waited
+// that long it goes before the writes queued since.
+func TestLowPriorityWaitsForAnIdleWriter(t *testing.T) {
+	ctx := context.Background()
+	fake := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "state.db"), CompactInterval: -1, CheckpointInterval: -1, Clock: fake})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rev := func(o api.Object) int64 {
+		r, err := parseRevision(o.GetObjectMeta().ResourceVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// round holds the writer, queues a low-priority batch, steps the
+	// clock by wait, queues a single write, releases the writer and
+	// returns both revisions.
+	round := func(name string, wait time.Duration) (low, single int64) {
+		held, hold := make(chan struct{}), make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_ = s.submit(ctx, &op{kind: opTask, task: func(context.Context, *writer) error {
+				close(held)
+				<-hold
+				return nil
+			}})
+		})
+		<-held
+		ev := fixtures.ConfigMap("default", name+"-event", nil)
+		var lowErrs []error
+		wg.Go(func() { lowErrs = s.CreateBatch(LowPriority(ctx), []api.Object{ev}) })
+		waitUntil(t, "the low-priority batch queued", func() bool { return len(s.later) == 1 })
+		fake.Advance(wait)
+		one := fixtures.ConfigMap("default", name+"-single", nil)
+		var oneErr error
+		wg.Go(func() { oneErr = s.Create(ctx, one) })
+		waitUntil(t, "the single write queued", func() bool { return len(s.ops) == 1 })
+		close(hold)
+		wg.Wait()
+		if lowErrs[0] != nil || oneErr != nil {
+			t.Fatalf("%s: CreateBatch(LowPriority) = %v, Create = %v", name, lowErrs[0], oneErr)
+		}
+		return rev(ev), rev(one)
+	}
+	if low, single := round("fresh", laterMaxWait-time.Second); low < single {
+		t.Errorf("a low-priority batch that waited %v has revision %d, the single write queued after it %d: want it after", laterMaxWait-time.Second, low, single)
+	}
+	if low, single := round("aged", laterMaxWait); low > single {
+		t.Errorf("a low-priority batch that waited %v has revision %d, the single write queued after it %d: want it first", laterMaxWait, low, single)
+	}
+}
+
+// TestLowPriorityYieldsBetweenTransactions: a LowPriority batch larger
+// than MaxBatch is a writer task per transaction, so even once it has
+// waited laterMaxWait it takes one turn at a time: a write queued behind
+// it goes between its transactions rather than after all of them.
+func TestLowPriorityYieldsBetweenTransactions(t *testing.T) {
+	ctx := context.Background()
+	fake := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "state.db"), CompactInterval: -1, CheckpointInterval: -1, Clock: fake, MaxBatch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	held, hold := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = s.submit(ctx, &op{kind: opTask, task: func(context.Context, *writer) error {
+			close(held)
+			<-hold
+			return nil
+		}})
+	})
+	<-held
+	low := []api.Object{fixtures.ConfigMap("default", "event0", nil), fixtures.ConfigMap("default", "event1", nil), fixtures.ConfigMap("default", "event2", nil)}
+	var lowErrs []error
+	wg.Go(func() { lowErrs = s.CreateBatch(LowPriority(ctx), low) })
+	waitUntil(t, "the low-priority batch queued, a task a transaction", func() bool { return len(s.later) == 2 })
+	fake.Advance(laterMaxWait)
+	one := fixtures.ConfigMap("default", "single", nil)
+	var oneErr error
+	wg.Go(func() { oneErr = s.Create(ctx, one) })
+	waitUntil(t, "the single write queued", func() bool { return len(s.ops) == 1 })
+	close(hold)
+	wg.Wait()
+	if oneErr != nil {
+		t.Fatal(oneErr)
+	}
+	var revs []int64
+	for i, o := range low {
+		if lowErrs[i] != nil {
+			t.Fatalf("CreateBatch(LowPriority) [%d] = %v", i, lowErrs[i])
+		}
+		r, err := parseRevision(o.GetObjectMeta().ResourceVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs = append(revs, r)
+	}
+	single, err := parseRevision(one.GetObjectMeta().ResourceVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(revs[0] < single && revs[1] < single && single < revs[2]) {
+		t.Errorf("the low-priority batch's revisions %v (transactions of 2), the single write's %d: want the single write between the two transactions", revs, single)
 	}
 }
 

@@ -35,7 +35,10 @@
 // moment to the store, 256 per storage.Store.UpdateBatch (one
 // transaction), each with a resourceVersion precondition. The watch confirms the assumption; a
 // failed bind forgets it and re-queues the pod. Events and status writes
-// go through a bounded asynchronous queue so they never slow a cycle.
+// go through a bounded asynchronous queue so they never slow a cycle; the
+// store writes the events when its writer has nothing else queued
+// (storage.LowPriority), so a burst of binds is not shared with the
+// events about it.
 //
 // # What it must not do
 //

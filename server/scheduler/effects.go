@@ -8,11 +8,15 @@ import (
 )
 
 // effectQueueSize bounds the events and status writes waiting to be made.
-const effectQueueSize = 4096
+// The store writes events only when its writer is idle or after
+// seconds (storage.LowPriority), so a burst's events wait: a placement
+// of 10,000 replicas queues one each.
+const effectQueueSize = 16384
 
-// maxEventBatch is the most events recorded with one batch: one
-// transaction at the store's default MaxBatch.
-const maxEventBatch = 256
+// maxEventBatch is the most events recorded with one batch: what a burst
+// of binds queued while the last batch waited for the store's writer
+// (16 transactions at the store's default MaxBatch).
+const maxEventBatch = 4096
 
 // batchRecorder is an EventRecorder that can record many events with one
 // store batch; *events.Recorder is one.
