@@ -258,6 +258,7 @@ func (m *serverMetrics) addScheduler(current func() *scheduler.Metrics) {
 		w.Counter("skiff_scheduler_bind_batches_total", "Batched bind transactions.", "", float64(sm.BindBatches.Load()))
 		w.Counter("skiff_scheduler_preemptions_total", "Preemptions carried out.", "", float64(sm.Preemptions.Load()))
 		w.Counter("skiff_scheduler_preemption_victims_total", "Pods evicted by preemption.", "", float64(sm.Victims.Load()))
+		w.Counter("skiff_scheduler_effects_dropped_total", "Events and pod status writes dropped because their queue was full.", "", float64(sm.EffectsDropped.Load()))
 		active, backoff, unsched := sm.QueueLengths()
 		const pending = "Pods waiting to be scheduled, by queue."
 		w.Declare("skiff_scheduler_pending_pods", promtext.Gauge, pending)

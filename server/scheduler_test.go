@@ -59,7 +59,7 @@ func TestServerSchedulesPods(t *testing.T) {
 			strings.Contains(b, `"FailedScheduling"`)
 	})
 	m := string(h.mustDo("GET", "/metrics", admin, "", 200))
-	for _, want := range []string{`skiff_scheduler_attempts_total{result="scheduled"} 1`, `skiff_scheduler_e2e_scheduling_duration_seconds_count 1`} {
+	for _, want := range []string{`skiff_scheduler_attempts_total{result="scheduled"} 1`, `skiff_scheduler_e2e_scheduling_duration_seconds_count 1`, `skiff_scheduler_effects_dropped_total 0`} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

@@ -199,17 +199,18 @@ func (r *run) deployment(ctx context.Context) error {
 
 // StoreCounts are the server's store counters: transactions committed,
 // objects written, and point reads answered from the objects written
-// last (hot) or from the database (cold).
+// last (hot) or from the database (cold); and the scheduler's events and
+// status writes dropped with their queue full.
 type StoreCounts struct {
-	Commits, Writes, HotReads, ColdReads float64
+	Commits, Writes, HotReads, ColdReads, EffectsDropped float64
 }
 
 func (c StoreCounts) since(b StoreCounts) StoreCounts {
-	return StoreCounts{c.Commits - b.Commits, c.Writes - b.Writes, c.HotReads - b.HotReads, c.ColdReads - b.ColdReads}
+	return StoreCounts{c.Commits - b.Commits, c.Writes - b.Writes, c.HotReads - b.HotReads, c.ColdReads - b.ColdReads, c.EffectsDropped - b.EffectsDropped}
 }
 
 func (c StoreCounts) String() string {
-	return fmt.Sprintf("transactions %.0f for %.0f writes; point reads %.0f from the hot objects, %.0f from the database", c.Commits, c.Writes, c.HotReads, c.ColdReads)
+	return fmt.Sprintf("transactions %.0f for %.0f writes; point reads %.0f from the hot objects, %.0f from the database; scheduler's events and status writes dropped %.0f", c.Commits, c.Writes, c.HotReads, c.ColdReads, c.EffectsDropped)
 }
 
 // storeCounts reads the server's store counters.
@@ -223,6 +224,7 @@ func (r *run) storeCounts(ctx context.Context) (StoreCounts, error) {
 	c.Writes, _ = ParseCounter(text, "skiff_store_writes_total")
 	c.HotReads, _ = ParseCounter(text, "skiff_store_hot_reads_total")
 	c.ColdReads, _ = ParseCounter(text, "skiff_store_cold_reads_total")
+	c.EffectsDropped, _ = ParseCounter(text, "skiff_scheduler_effects_dropped_total")
 	return c, nil
 }
 
