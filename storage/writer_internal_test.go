@@ -238,16 +238,8 @@ func TestBatchesGoFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	held, hold := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		_ = s.submit(ctx, &op{kind: opTask, task: func(context.Context, *writer) error {
-			close(held)
-			<-hold
-			return nil
-		}})
-	})
-	<-held
+	release := holdWriter(ctx, s, &wg)
 	singles := make([]api.Object, 8)
 	singleErrs := make([]error, len(singles))
 	for i := range singles {
@@ -266,16 +258,10 @@ func TestBatchesGoFirst(t *testing.T) {
 		wg.Go(func() { batchErrs[b] = s.CreateBatch(ctx, batches[b]) })
 		waitUntil(t, fmt.Sprint("batch ", b, " queued"), func() bool { return len(s.batches) == b+1 })
 	}
-	close(hold)
+	release()
 	wg.Wait()
 
-	rev := func(o api.Object) int64 {
-		r, err := parseRevision(o.GetObjectMeta().ResourceVersion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	rev := func(o api.Object) int64 { return revisionOf(t, o) }
 	batchRevs := make([][2]int64, len(batches)) // lowest, highest
 	for b := range batches {
 		batchRevs[b] = [2]int64{1 << 62, 0}
@@ -322,27 +308,13 @@ func TestLowPriorityWaitsForAnIdleWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	rev := func(o api.Object) int64 {
-		r, err := parseRevision(o.GetObjectMeta().ResourceVersion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	rev := func(o api.Object) int64 { return revisionOf(t, o) }
 	// round holds the writer, queues a low-priority batch, steps the
 	// clock by wait, queues a single write, releases the writer and
 	// returns both revisions.
 	round := func(name string, wait time.Duration) (low, single int64) {
-		held, hold := make(chan struct{}), make(chan struct{})
 		var wg sync.WaitGroup
-		wg.Go(func() {
-			_ = s.submit(ctx, &op{kind: opTask, task: func(context.Context, *writer) error {
-				close(held)
-				<-hold
-				return nil
-			}})
-		})
-		<-held
+		release := holdWriter(ctx, s, &wg)
 		ev := fixtures.ConfigMap("default", name+"-event", nil)
 		var lowErrs []error
 		wg.Go(func() { lowErrs = s.CreateBatch(LowPriority(ctx), []api.Object{ev}) })
@@ -352,7 +324,7 @@ func TestLowPriorityWaitsForAnIdleWriter(t *testing.T) {
 		var oneErr error
 		wg.Go(func() { oneErr = s.Create(ctx, one) })
 		waitUntil(t, "the single write queued", func() bool { return len(s.ops) == 1 })
-		close(hold)
+		release()
 		wg.Wait()
 		if lowErrs[0] != nil || oneErr != nil {
 			t.Fatalf("%s: CreateBatch(LowPriority) = %v, Create = %v", name, lowErrs[0], oneErr)
@@ -379,16 +351,8 @@ func TestLowPriorityYieldsBetweenTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	held, hold := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		_ = s.submit(ctx, &op{kind: opTask, task: func(context.Context, *writer) error {
-			close(held)
-			<-hold
-			return nil
-		}})
-	})
-	<-held
+	release := holdWriter(ctx, s, &wg)
 	low := []api.Object{fixtures.ConfigMap("default", "event0", nil), fixtures.ConfigMap("default", "event1", nil), fixtures.ConfigMap("default", "event2", nil)}
 	var lowErrs []error
 	wg.Go(func() { lowErrs = s.CreateBatch(LowPriority(ctx), low) })
@@ -398,7 +362,7 @@ func TestLowPriorityYieldsBetweenTransactions(t *testing.T) {
 	var oneErr error
 	wg.Go(func() { oneErr = s.Create(ctx, one) })
 	waitUntil(t, "the single write queued", func() bool { return len(s.ops) == 1 })
-	close(hold)
+	release()
 	wg.Wait()
 	if oneErr != nil {
 		t.Fatal(oneErr)
@@ -408,19 +372,37 @@ func TestLowPriorityYieldsBetweenTransactions(t *testing.T) {
 		if lowErrs[i] != nil {
 			t.Fatalf("CreateBatch(LowPriority) [%d] = %v", i, lowErrs[i])
 		}
-		r, err := parseRevision(o.GetObjectMeta().ResourceVersion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		revs = append(revs, r)
+		revs = append(revs, revisionOf(t, o))
 	}
-	single, err := parseRevision(one.GetObjectMeta().ResourceVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
+	single := revisionOf(t, one)
 	if !(revs[0] < single && revs[1] < single && single < revs[2]) {
 		t.Errorf("the low-priority batch's revisions %v (transactions of 2), the single write's %d: want the single write between the two transactions", revs, single)
 	}
+}
+
+// holdWriter makes s's writer run a task that blocks until release is
+// called, so that writes queue behind it in a known order.
+func holdWriter(ctx context.Context, s *Store, wg *sync.WaitGroup) (release func()) {
+	held, hold := make(chan struct{}), make(chan struct{})
+	wg.Go(func() {
+		_ = s.submit(ctx, &op{kind: opTask, task: func(context.Context, *writer) error {
+			close(held)
+			<-hold
+			return nil
+		}})
+	})
+	<-held
+	return func() { close(hold) }
+}
+
+// revisionOf is o's resourceVersion as a revision.
+func revisionOf(t *testing.T, o api.Object) int64 {
+	t.Helper()
+	r, err := parseRevision(o.GetObjectMeta().ResourceVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // waitUntil polls cond (a queue's length: state another goroutine is
