@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	_ "net/http/pprof" // -pprof: the simulator's own profiles
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -52,6 +54,12 @@ func run() error {
 	if !*restart {
 		cfg.Restarts = 0
 	}
+	// Two fleets on one box measure each other: refuse to start a second.
+	unlock, err := lockBox(filepath.Join(os.TempDir(), "skiff-fleetsim.lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	// A -tags fleetprof server serves its profiles here; a restart that
 	// stalls keeps its goroutines and heap.
 	cfg.ServerPprof = os.Getenv("SKIFF_PPROF_ADDR")
@@ -114,4 +122,22 @@ func run() error {
 	rep, err := fleet.Run(ctx, cfg)
 	fmt.Print(rep.Summary())
 	return err
+}
+
+// lockBox takes an exclusive lock on path for as long as this process
+// runs (the kernel drops it when the process ends, however it ends), or
+// fails at once when another process holds it.
+func lockBox(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another fleetsim holds %s: two fleets on one box measure each other", path)
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
 }
