@@ -8,9 +8,9 @@ import (
 )
 
 // effectQueueSize bounds the events and status writes waiting to be made.
-// The store writes events only when its writer is idle or after
-// seconds (storage.LowPriority), so a burst's events wait: a placement
-// of 10,000 replicas queues one each.
+// The store writes events only when its writer is idle or after 5 s
+// (storage.LowPriority), so a burst's events wait here: a placement of
+// 10,000 replicas queues one each. The buffer is 16,384 × 72 bytes.
 const effectQueueSize = 16384
 
 // maxEventBatch is the most events recorded with one batch: what a burst
