@@ -24,7 +24,6 @@ func main() {
 }
 
 type goroutine struct {
-	id    trace.GoID
 	since trace.Time // of its last state change
 	// per timeline bucket: time in each state (GOSTATES_BUCKET set)
 	buckets map[int]map[trace.GoState]time.Duration
@@ -69,7 +68,12 @@ func run(path, fn string) error {
 	syscalls := 0
 	samples := 0
 	var start trace.Time
-	bucket, _ := time.ParseDuration(os.Getenv("GOSTATES_BUCKET"))
+	var bucket time.Duration
+	if v := os.Getenv("GOSTATES_BUCKET"); v != "" {
+		if bucket, err = time.ParseDuration(v); err != nil || bucket <= 0 {
+			return fmt.Errorf("GOSTATES_BUCKET=%q: want a positive duration such as 1s", v)
+		}
+	}
 	for {
 		ev, err := r.ReadEvent()
 		if err == io.EOF {
@@ -106,7 +110,7 @@ func run(path, fn string) error {
 		}
 		g := gs[st.Resource.Goroutine()]
 		if g == nil {
-			g = &goroutine{id: st.Resource.Goroutine()}
+			g = &goroutine{}
 			gs[st.Resource.Goroutine()] = g
 		}
 		for fr := range st.Stack.Frames() {
