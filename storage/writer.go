@@ -67,13 +67,27 @@ func (s *Store) submitOnce(ctx context.Context, o *op) error {
 	if o.batch {
 		queue = s.batches
 	}
+	if err := s.enqueue(ctx, queue, o); err != nil {
+		return err
+	}
+	return s.await(ctx, o)
+}
+
+// enqueue puts o into queue, unless the store closes or ctx ends first.
+func (s *Store) enqueue(ctx context.Context, queue chan<- *op, o *op) error {
 	select {
 	case queue <- o:
+		return nil
 	case <-s.closing:
 		return ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// await waits for the writer to answer o: o's error, ctx's if it ends
+// first, ErrClosed if the writer stopped without answering.
+func (s *Store) await(ctx context.Context, o *op) error {
 	select {
 	case <-o.done:
 		return o.err
@@ -131,12 +145,7 @@ func (s *Store) writeLoop() {
 		default:
 			if len(later) > 0 {
 				// Nothing else is queued: the writer would be idle.
-				select {
-				case o := <-s.batches:
-					s.runTask(o)
-				default:
-					later = s.runLater(later)
-				}
+				later = s.runLater(later)
 				continue
 			}
 			select {
@@ -186,39 +195,25 @@ const laterMaxWait = 5 * time.Second
 
 // submitLater queues tasks in the writer's last lane, all stamped with
 // the same time, and waits for them all. As submit, it returns early
-// when ctx ends or the store closes; tasks already queued still run.
+// when ctx ends or the store closes, and at the first task that fails
+// (its context ended, or the database could not be reached); tasks
+// already queued still run.
 func (s *Store) submitLater(ctx context.Context, tasks []*op) error {
 	now := s.clock.Now()
 	for _, o := range tasks {
 		o.ctx, o.done, o.queued = ctx, make(chan struct{}), now
 	}
 	for _, o := range tasks {
-		select {
-		case s.later <- o:
-		case <-s.closing:
-			return ErrClosed
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := s.enqueue(ctx, s.later, o); err != nil {
+			return err
 		}
 	}
-	var err error
 	for _, o := range tasks {
-		select {
-		case <-o.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.writerDone:
-			select {
-			case <-o.done:
-			default:
-				return ErrClosed
-			}
-		}
-		if err == nil {
-			err = o.err
+		if err := s.await(ctx, o); err != nil {
+			return err
 		}
 	}
-	return err
+	return nil
 }
 
 // takeLater moves the LowPriority tasks queued into later, without
