@@ -15,12 +15,7 @@ import (
 )
 
 // PodWatcher is what the API source needs of the server: *client.Client.
-type PodWatcher interface {
-	List(ctx context.Context, res api.ResourceInfo, ns string, opts client.ListOptions) ([]api.Object, string, error)
-	Watch(ctx context.Context, res api.ResourceInfo, ns string, opts client.WatchOptions) (*client.Watcher, error)
-}
-
-var _ PodWatcher = (*client.Client)(nil)
+type PodWatcher = client.ListWatcher
 
 // APISourceConfig configures an APISource.
 type APISourceConfig struct {

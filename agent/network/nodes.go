@@ -21,17 +21,25 @@ type NodeSink interface {
 
 // NodeWatcher feeds a NodeSink from the API: it lists every Node, then
 // watches them, and hands the whole set to the sink after every change
-// (level-triggered). A failed list, an ended or gone watch, or a sink
-// error makes it relist after a back-off (Retry up to RetryMax, reset by
-// every list that works).
+// (level-triggered). A watch that ends or fails is resumed from the last
+// version it saw, after a back-off (Retry up to RetryMax, reset by any
+// progress), as client-go's reflector does: a server restart costs each
+// agent a watch, not a list of every Node. It lists again only when the
+// version is gone (410), or when the sink failed (so the sink is given
+// the whole set again).
 type NodeWatcher struct {
-	Client *client.Client
+	Client client.ListWatcher // *client.Client
 	Sink   NodeSink
 	Clock  clock.Clock  // default clock.Real
 	Logger *slog.Logger // default slog.Default
 	// Retry and RetryMax bound the back-off; defaults 1 s and 30 s.
 	Retry, RetryMax time.Duration
+
+	nodes map[string]*api.Node
 }
+
+// errSink marks a watch ended by the sink's error.
+var errSink = errors.New("node sink failed")
 
 // Run watches until ctx ends, then returns ctx's error.
 func (w *NodeWatcher) Run(ctx context.Context) error {
@@ -39,69 +47,91 @@ func (w *NodeWatcher) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	res, ok := api.LookupResource("nodes")
+	if !ok {
+		return errors.New("nodes resource unknown")
+	}
 	bo := backoff.Backoff{Min: cmp.Or(w.Retry, time.Second), Max: cmp.Or(w.RetryMax, 30*time.Second), Clock: clock.Or(w.Clock)}
+	rv := "" // "": list first
 	for {
-		listed, err := w.runOnce(ctx)
+		var err error
+		listed, progressed := rv == "", false
+		if listed {
+			rv, err = w.list(ctx, res)
+			progressed = err == nil
+		}
+		if err == nil {
+			var n int
+			rv, n, err = w.watch(ctx, res, rv)
+			progressed = progressed || n > 0
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if listed {
+		if progressed {
 			bo.Reset()
 		}
-		log.Warn("pod network: node watch restarts", "err", err, "failures", bo.Failures()+1)
+		switch {
+		case client.IsGone(err):
+			rv = ""
+			if !listed {
+				log.Info("pod network: node watch expired; listing again")
+				continue // at once, unless a fresh list was just too old
+			}
+		case errors.Is(err, errSink):
+			rv = ""
+		}
+		log.Warn("pod network: node watch restarts", "err", err, "failures", bo.Failures()+1, "resume", rv != "")
 		if !bo.BackOff(ctx, err) {
 			return ctx.Err()
 		}
 	}
 }
 
-// runOnce lists and watches until the watch ends; listed reports that
-// the list worked (the server answers).
-func (w *NodeWatcher) runOnce(ctx context.Context) (listed bool, err error) {
-	res, ok := api.LookupResource("nodes")
-	if !ok {
-		return false, errors.New("nodes resource unknown")
-	}
+// list reads every Node and hands them to the sink; it returns the
+// list's version.
+func (w *NodeWatcher) list(ctx context.Context, res api.ResourceInfo) (string, error) {
 	objs, rv, err := w.Client.List(ctx, res, "", client.ListOptions{})
 	if err != nil {
-		return false, fmt.Errorf("list nodes: %w", err)
+		return "", fmt.Errorf("list nodes: %w", err)
 	}
-	return true, w.watch(ctx, res, objs, rv)
-}
-
-// watch hands the listed Nodes to the sink, then follows changes from rv
-// until the watch ends; it always returns an error.
-func (w *NodeWatcher) watch(ctx context.Context, res api.ResourceInfo, objs []api.Object, rv string) error {
-	nodes := map[string]*api.Node{}
+	w.nodes = make(map[string]*api.Node, len(objs))
 	for _, o := range objs {
 		if n, ok := o.(*api.Node); ok {
-			nodes[n.Name] = n
+			w.nodes[n.Name] = n
 		}
 	}
-	if err := w.Sink.SetNodes(values(nodes)); err != nil {
-		return err
+	if err := w.Sink.SetNodes(values(w.nodes)); err != nil {
+		return "", fmt.Errorf("%w: %w", errSink, err)
 	}
+	return rv, nil
+}
+
+// watch follows changes from rv until the watch ends; it returns the
+// last version seen (where to resume), how many events came, and why it
+// ended (never nil).
+func (w *NodeWatcher) watch(ctx context.Context, res api.ResourceInfo, rv string) (string, int, error) {
 	wt, err := w.Client.Watch(ctx, res, "", client.WatchOptions{ResourceVersion: rv})
 	if err != nil {
-		return fmt.Errorf("watch nodes: %w", err)
+		return rv, 0, fmt.Errorf("watch nodes: %w", err)
 	}
 	defer wt.Close()
-	for {
+	for n := 0; ; n++ {
 		ev, err := wt.Next()
 		if err != nil {
-			return fmt.Errorf("watch nodes: %w", err)
+			return wt.ResourceVersion(), n, fmt.Errorf("watch nodes: %w", err)
 		}
-		n, ok := ev.Object.(*api.Node)
+		nd, ok := ev.Object.(*api.Node)
 		if !ok {
 			continue
 		}
 		if ev.Type == api.Deleted {
-			delete(nodes, n.Name)
+			delete(w.nodes, nd.Name)
 		} else {
-			nodes[n.Name] = n
+			w.nodes[nd.Name] = nd
 		}
-		if err := w.Sink.SetNodes(values(nodes)); err != nil {
-			return err
+		if err := w.Sink.SetNodes(values(w.nodes)); err != nil {
+			return wt.ResourceVersion(), n + 1, fmt.Errorf("%w: %w", errSink, err)
 		}
 	}
 }

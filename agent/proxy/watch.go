@@ -53,7 +53,7 @@ type checkpointFile struct {
 // starts from the checkpoint, so the node keeps serving the last known
 // Services while the server is away, across agent restarts too.
 type Watcher struct {
-	Client *client.Client
+	Client client.ListWatcher // *client.Client
 	Sinks  []Sink
 	// Checkpoint is the file the last snapshot is kept in
 	// (<data-dir>/agent/services.json); "" keeps none.
@@ -175,8 +175,11 @@ func (w *Watcher) snapshot() *Snapshot {
 	return s
 }
 
-// watchLoop keeps one resource's cache current: list, then watch,
-// relisting after any failure (backoff between failed attempts).
+// watchLoop keeps one resource's cache current: list, then watch. A
+// watch that ends or fails is resumed from the last version it saw after
+// a back-off, as client-go's reflector does, so a server restart costs
+// every agent a watch and not a list of every Service and EndpointSlice;
+// only a version the server no longer has (410) makes it list again.
 func (w *Watcher) watchLoop(ctx context.Context, resource string, clk clock.Clock, log *slog.Logger) {
 	res, ok := api.LookupResource(resource)
 	if !ok {
@@ -184,23 +187,46 @@ func (w *Watcher) watchLoop(ctx context.Context, resource string, clk clock.Cloc
 		return
 	}
 	var bo backoff.Backoff
+	rv := "" // "": list first
 	for ctx.Err() == nil {
-		err := w.watchOnce(ctx, res, &bo)
+		var err error
+		listed, progressed := rv == "", false
+		if listed {
+			rv, err = w.list(ctx, res)
+			progressed = err == nil
+		}
+		if err == nil {
+			var n int
+			rv, n, err = w.watch(ctx, res, rv)
+			progressed = progressed || n > 0
+		}
 		if ctx.Err() != nil {
 			return
 		}
+		if progressed {
+			bo.Reset()
+		}
+		if client.IsGone(err) {
+			rv = ""
+			if !listed {
+				log.Info("service watcher: watch expired; listing again", "resource", resource)
+				continue // at once, unless a fresh list was just too old
+			}
+		}
 		d := bo.Next()
-		log.Warn("service watcher: watch restarts", "resource", resource, "err", err, "in", d)
+		log.Warn("service watcher: watch restarts", "resource", resource, "err", err, "in", d, "resume", rv != "")
 		if !clock.Sleep(ctx, clk, d) {
 			return
 		}
 	}
 }
 
-func (w *Watcher) watchOnce(ctx context.Context, res api.ResourceInfo, bo *backoff.Backoff) error {
+// list replaces the resource's cache with a list; it returns the list's
+// version.
+func (w *Watcher) list(ctx context.Context, res api.ResourceInfo) (string, error) {
 	objs, rv, err := w.Client.List(ctx, res, "", client.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("list %s: %w", res.Resource, err)
+		return "", fmt.Errorf("list %s: %w", res.Resource, err)
 	}
 	w.mu.Lock()
 	switch res.Resource {
@@ -221,16 +247,22 @@ func (w *Watcher) watchOnce(ctx context.Context, res api.ResourceInfo, bo *backo
 	}
 	w.mu.Unlock()
 	w.notify()
-	bo.Reset()
+	return rv, nil
+}
+
+// watch follows changes from rv until the watch ends; it returns the
+// last version seen (where to resume), how many events came, and why it
+// ended (never nil).
+func (w *Watcher) watch(ctx context.Context, res api.ResourceInfo, rv string) (string, int, error) {
 	wt, err := w.Client.Watch(ctx, res, "", client.WatchOptions{ResourceVersion: rv})
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", res.Resource, err)
+		return rv, 0, fmt.Errorf("watch %s: %w", res.Resource, err)
 	}
 	defer wt.Close()
-	for {
+	for n := 0; ; n++ {
 		ev, err := wt.Next()
 		if err != nil {
-			return fmt.Errorf("watch %s: %w", res.Resource, err)
+			return wt.ResourceVersion(), n, fmt.Errorf("watch %s: %w", res.Resource, err)
 		}
 		w.mu.Lock()
 		switch o := ev.Object.(type) {

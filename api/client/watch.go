@@ -21,6 +21,15 @@ type WatchOptions struct {
 	ResourceVersion string
 }
 
+// ListWatcher lists and watches: what an informer-like loop needs of the
+// server. *Client is one; tests wrap it to count or fail calls.
+type ListWatcher interface {
+	List(ctx context.Context, res api.ResourceInfo, ns string, opts ListOptions) ([]api.Object, string, error)
+	Watch(ctx context.Context, res api.ResourceInfo, ns string, opts WatchOptions) (*Watcher, error)
+}
+
+var _ ListWatcher = (*Client)(nil)
+
 // Watch opens a watch stream of res in ns (NamespaceAll for every
 // namespace). It returns once the server has answered: an error answer
 // (403, 410, ...) is returned here as *api.StatusError. The stream lives

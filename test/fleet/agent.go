@@ -42,9 +42,15 @@ type AgentConfig struct {
 	// KeepBeats: the registrar is not told of the reports the server
 	// took, so it beats every period (FleetConfig.KeepBeats).
 	KeepBeats bool
-	Clock     clock.Clock
-	Logger    *slog.Logger
-	Metrics   *Metrics
+	// Full runs the real agent's other server connections as well:
+	// the Node watch, the Service and EndpointSlice watches and the
+	// tunnel (fullLoops). Without it an agent holds its pod watch only.
+	Full bool
+	// Seen counts what the Full connections received (nil: nothing).
+	Seen    *Seen
+	Clock   clock.Clock
+	Logger  *slog.Logger
+	Metrics *Metrics
 }
 
 // Agent is one simulated agent: the real agent's join, registrar, API
@@ -151,6 +157,9 @@ func (a *Agent) Run(ctx context.Context) error {
 			return err
 		}
 		loops = append(loops, rep.Run)
+	}
+	if a.cfg.Full {
+		loops = append(loops, a.fullLoops(c, cred)...)
 	}
 	var wg sync.WaitGroup
 	for _, run := range loops {

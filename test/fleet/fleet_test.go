@@ -42,13 +42,15 @@ func runMain(m *testing.M) int {
 // arrive and are reported Running, a Deployment of 300 replicas with a
 // DoNotSchedule spread by zone is placed evenly over the 4 zones and
 // runs, and after each of two server restarts every agent heartbeats
-// again and receives a new pod. Nothing here asserts speed.
+// again and receives a new pod. Every agent also holds the real agent's
+// other connections (Full): its Node, Service and EndpointSlice watches
+// and its tunnel. Nothing here asserts speed.
 func TestFleetSmall(t *testing.T) {
 	const agents, replicas = 150, 300
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Config{Bin: skiffBin, Dir: t.TempDir(), Agents: agents, Zones: 4, StartRate: 500,
-		Window: 2 * time.Second, Pods: agents, BindRate: 500, Replicas: replicas, Restarts: 2, Timeout: 3 * time.Minute, Usage: time.Second})
+		Window: 2 * time.Second, Pods: agents, BindRate: 500, Replicas: replicas, Restarts: 2, Timeout: 3 * time.Minute, Usage: time.Second, Full: true})
 	t.Log("\n" + rep.Summary())
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +75,13 @@ func TestFleetSmall(t *testing.T) {
 	if rep.NodeMetrics != agents {
 		t.Errorf("the server measured usage for %d nodes; want all %d (the agents' usage reports)", rep.NodeMetrics, agents)
 	}
-	if rep.Joined.Sockets < agents {
-		t.Errorf("the server holds %d sockets for %d agents; want one connection per agent at least", rep.Joined.Sockets, agents)
+	if rep.Steady.Sockets < 2*agents {
+		t.Errorf("in the steady window the server holds %d sockets for %d agents; want two per agent at least (the API's and the tunnel's)", rep.Steady.Sockets, agents)
+	}
+	// Every agent's Node watch handed over at least its first list, and
+	// its Service watcher at least one snapshot.
+	if rep.NodeSets < agents || rep.Snapshots < agents {
+		t.Errorf("the agents' sinks got %d node sets and %d service snapshots; want at least one each per agent", rep.NodeSets, rep.Snapshots)
 	}
 }
 

@@ -145,6 +145,7 @@ func (r *run) restart(ctx context.Context, n int) error {
 	}
 	rr.After, rr.CPU = b, CPUPercent(a.ProcStats, b.ProcStats)
 	r.progress("restart %d: %v", n, rr)
+	r.progressSeen(fmt.Sprintf("restart %d", n))
 	return nil
 }
 

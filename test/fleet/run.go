@@ -38,6 +38,9 @@ type Config struct {
 	Usage time.Duration
 	// KeepBeats: FleetConfig.KeepBeats.
 	KeepBeats bool
+	// Full: AgentConfig.Full (false: each agent holds its pod watch and
+	// heartbeats only, as in every run before 2026-12-03).
+	Full bool
 	// Settle is how long the fleet runs after the join before the steady
 	// window starts (0: at once, as in the rounds before it existed).
 	Settle time.Duration
@@ -75,6 +78,10 @@ type Config struct {
 // the server and the simulator share.
 type Report struct {
 	Agents, Zones int
+	// NodeSets and Snapshots count what the agents' Full connections
+	// handed their sinks: node sets to the pod network, Service
+	// snapshots to the proxy (0 without Config.Full).
+	NodeSets, Snapshots int64
 
 	JoinAll time.Duration // start → every agent registered and listing its pods
 	Joined  Sample        // the server once all joined
@@ -191,6 +198,15 @@ type run struct {
 	fleet   *Fleet
 	metrics *Metrics
 	rep     Report
+	seen    Seen
+}
+
+// progressSeen reports what the agents' Full connections have received.
+func (r *run) progressSeen(when string) {
+	if r.cfg.Full {
+		r.progress("%s: the agents' Node watches handed over %d node sets (%d Nodes in all); service snapshots %d", when,
+			r.seen.NodeSets.Load(), r.seen.NodesSeen.Load(), r.seen.Snapshots.Load())
+	}
 }
 
 // Run starts a server on cfg.Dir and cfg.Agents simulated agents, and
@@ -212,12 +228,13 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	start := time.Now()
 	r.fleet = StartFleet(ctx, FleetConfig{Server: srv.URL, Token: srv.JoinToken, Agents: cfg.Agents, Zones: cfg.Zones,
-		Dir: filepath.Join(cfg.Dir, "agents"), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, StartRate: cfg.StartRate, Logger: cfg.Logger, Metrics: r.metrics})
+		Dir: filepath.Join(cfg.Dir, "agents"), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, Full: cfg.Full, Seen: &r.seen, StartRate: cfg.StartRate, Logger: cfg.Logger, Metrics: r.metrics})
 	defer func() {
 		cancel()
 		r.fleet.Wait()
 	}()
 	err = r.phases(ctx, start)
+	r.rep.NodeSets, r.rep.Snapshots = r.seen.NodeSets.Load(), r.seen.Snapshots.Load()
 	return r.rep, err
 }
 
@@ -271,6 +288,7 @@ func (r *run) phases(ctx context.Context, start time.Time) error {
 		return err
 	}
 	r.progress("%d agents joined in %v; server %v", cfg.Agents, r.rep.JoinAll.Round(time.Millisecond), r.rep.Joined)
+	r.progressSeen("joined")
 
 	if cfg.Window > 0 {
 		if err := r.steady(ctx); err != nil {
@@ -376,6 +394,7 @@ func (r *run) steady(ctx context.Context) error {
 	}
 	r.progress("steady %v: server CPU %.1f%% of a core, %v; %d heartbeats p50 %v p99 %v max %v; in the server's handler: %d, p99 ≤ %v; goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in this simulator", r.cfg.Window, r.rep.SteadyCPU, b,
 		len(beats), r.rep.BeatP50, r.rep.BeatP99, r.rep.BeatMax, r.rep.ServerBeats, r.rep.ServerBeatP99, r.rep.SchedP99, r.rep.SimSchedP99)
+	r.progressSeen("steady")
 	r.progress("steady: %s; %d usage reports (each counts as a heartbeat) p50 %v p99 %v", r.rep.SlowBeats, r.rep.Reports, r.rep.ReportP50, r.rep.ReportP99)
 	r.progress("steady: goroutines' wait for a core p99.9 ≤ %v, p99.99 ≤ %v in the server (%.0f waits); p99.9 ≤ %v, p99.99 ≤ %v in this simulator (%.0f)",
 		serverSched.Quantile(0.999), serverSched.Quantile(0.9999), serverSched.Total(), simSched.Quantile(0.999), simSched.Quantile(0.9999), simSched.Total())
@@ -562,6 +581,9 @@ func (r Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "agents %d over %d zones, all joined in %v\n", r.Agents, r.Zones, r.JoinAll.Round(time.Millisecond))
 	fmt.Fprintf(&b, "server after join: %v\n", r.Joined)
+	if r.NodeSets > 0 || r.Snapshots > 0 {
+		fmt.Fprintf(&b, "the agents' Node watches handed over %d node sets, their Service watchers %d snapshots\n", r.NodeSets, r.Snapshots)
+	}
 	if r.Beats > 0 {
 		fmt.Fprintf(&b, "steady: server CPU %.1f%% of a core, %v\n", r.SteadyCPU, r.Steady)
 		fmt.Fprintf(&b, "steady: RSS per agent %.0f KiB\n", float64(r.Steady.RSSKB)/float64(max(r.Agents, 1)))
