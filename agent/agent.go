@@ -483,7 +483,7 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	g.Go("events", rec.Run)
 	events.attach(rec)
 	sink := &readyNotifier{sink: a.network, ready: a.network.Ready, changed: a.triggerNodeStatus}
-	nodes := &network.NodeWatcher{Client: c, Sink: sink, Clock: a.clk, Logger: a.log.With("component", "network")}
+	nodes := &network.PeerWatcher{Client: c, Sink: sink, Clock: a.clk, Logger: a.log.With("component", "network")}
 	g.Go("node-watcher", nodes.Run)
 	a.services.watch(g, c)
 	reaper := &volumes.Reaper{Dir: a.path("volumes"), Volumes: volumeChecker{c}, Clock: a.clk, Logger: a.log.With("component", "volumes")}

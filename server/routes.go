@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/peerfeed"
 	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/internal/version"
 	"github.com/skiffhq/skiff/server/apiserver"
@@ -67,6 +68,7 @@ func (s *server) routes() http.Handler {
 		r.With(requireAdminFor("read a node agent's metrics")).Get(NodeMetricsProxyPath, s.proxyNodeMetrics)
 		s.metricsRoutes(r)
 		r.Get(tunnel.Path, s.serveTunnel)
+		r.Get(peerfeed.Path, s.servePeers)
 		r.With(requireAdminFor("back up the store")).Get(backupPath, s.backup)
 		// Discovery (/api, /apis and below) and OpenAPI are for any
 		// authenticated identity, as Kubernetes' system:discovery role.
@@ -78,6 +80,17 @@ func (s *server) routes() http.Handler {
 		r.Handle("/openapi/v3/*", http.HandlerFunc(s.api.ServeOpenAPI))
 	})
 	return s.logRequests(r)
+}
+
+// servePeers streams the peer feed to whoever may watch Nodes: the
+// admin, every node (as it may list them) and users whose roles grant
+// it.
+func (s *server) servePeers(w http.ResponseWriter, r *http.Request) {
+	if err := s.authorizeResource(r, apiserver.Attributes{Verb: "watch", Resource: "nodes"}); err != nil {
+		writeStatus(w, asStatus(err))
+		return
+	}
+	s.peers.ServeHTTP(w, r)
 }
 
 // readyz answers 200 once the store is open and bootstrapped, and 503

@@ -22,6 +22,7 @@ import (
 	"github.com/skiffhq/skiff/server/auth"
 	"github.com/skiffhq/skiff/server/controllers"
 	"github.com/skiffhq/skiff/server/events"
+	"github.com/skiffhq/skiff/server/peers"
 	"github.com/skiffhq/skiff/server/scheduler"
 	"github.com/skiffhq/skiff/server/servicealloc"
 	"github.com/skiffhq/skiff/server/tlsutil"
@@ -75,6 +76,8 @@ type server struct {
 	// through them.
 	tunnels  *tunnel.Registry
 	tunnelRT *http.Transport
+	// peers serves the agents' pod networks every Node's Peer.
+	peers *peers.Feed
 	// adminToken is held from setup until the client configs are
 	// written, then dropped.
 	adminToken string
@@ -208,6 +211,7 @@ func (s *server) setup(ctx context.Context) error {
 	}
 	s.tunnels = tunnel.NewRegistry()
 	s.tunnelRT = s.tunnels.Transport()
+	s.peers = peers.New(peers.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "peers")})
 	proxy := &logProxy{store: st, cert: clientCert, log: s.log.With("component", "logs"), tunnels: s.tunnels, tunnelRT: s.tunnelRT}
 	svcAlloc, err := servicealloc.New(servicealloc.Config{ServiceCIDR: cfg.ServiceCIDR, NodePortRange: cfg.NodePortRange})
 	if err != nil {
@@ -385,6 +389,11 @@ func (s *server) serve(ctx context.Context) error {
 	s.loops = loops
 	loops.Go("usage", s.usage.Run)
 	loops.Go("node index", s.hot.runNodeIndex)
+	// Every server serves the peer feed, leader or not.
+	loops.Go("peer feed", func(ctx context.Context) error {
+		s.peers.Run(ctx)
+		return ctx.Err()
+	})
 	loops.Go("session ticket keys", func(ctx context.Context) error {
 		rotateTicketKeys(ctx, tlsLn, s.ca, s.clk, s.log.With("component", "tls"))
 		return ctx.Err()

@@ -19,7 +19,8 @@ import (
 
 // Seen counts what the agents' other connections (AgentConfig.Full)
 // received, for the report: node sets handed to the pod network's sink
-// and the Nodes in them, service snapshots applied.
+// (one per peer feed batch) and the Nodes in them, service snapshots
+// applied.
 type Seen struct {
 	NodeSets  atomic.Int64
 	NodesSeen atomic.Int64
@@ -28,12 +29,12 @@ type Seen struct {
 
 // fullLoops are the real agent's other server connections, each with
 // the agent's own code (agent.online and startTunnel): the pod network's
-// watch of every Node, the service proxy's watches of Services and
+// peer feed (network.PeerWatcher), the service proxy's watches of Services and
 // EndpointSlices (checkpointed in the agent's directory, as the real
 // one's), and the tunnel the server reaches the agent through, serving
 // nothing (404). Only what they feed is replaced: sinks that count.
 func (a *Agent) fullLoops(c *client.Client, cred node.Credentials) []func(context.Context) error {
-	nodes := &network.NodeWatcher{Client: c, Sink: nodeCounter{a.cfg.Seen}, Clock: a.cfg.Clock, Logger: a.cfg.Logger}
+	nodes := &network.PeerWatcher{Client: c, Sink: nodeCounter{a.cfg.Seen}, Clock: a.cfg.Clock, Logger: a.cfg.Logger}
 	services := &proxy.Watcher{Client: c, Sinks: []proxy.Sink{proxy.SinkFunc(func(*proxy.Snapshot) error {
 		if a.cfg.Seen != nil {
 			a.cfg.Seen.Snapshots.Add(1)
