@@ -14,6 +14,7 @@ import (
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/peerfeed"
 )
 
 // Defaults of the request limits (Config.BodyReadTimeout,
@@ -88,7 +89,7 @@ func isLongRunning(r *http.Request) bool {
 	switch {
 	case isTrueParam(queryParam(r, "watch")), isTrueParam(queryParam(r, "follow")):
 		return true
-	case strings.Contains(r.URL.Path, "/watch/"):
+	case strings.Contains(r.URL.Path, "/watch/"), r.URL.Path == peerfeed.Path:
 		return true
 	case r.Header.Get("Upgrade") != "":
 		return true

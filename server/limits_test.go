@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skiffhq/skiff/internal/peerfeed"
 	"github.com/skiffhq/skiff/internal/testenv"
 )
 
@@ -119,7 +120,7 @@ func TestConnectionCapPerClientRealTLS(t *testing.T) {
 func TestMaxRequestsInFlightRealTLS(t *testing.T) {
 	h := startHarnessWith(t, "", nil, func(c *Config) { c.MaxRequestsInFlight = 2; c.BodyReadTimeout = time.Minute })
 	admin := h.adminToken()
-	// A watch first: it must not take a slot.
+	// A watch and a peer feed first: they must not take a slot.
 	req, _ := http.NewRequest("GET", h.info.URL+"/api/v1/namespaces?watch=true", nil)
 	req.Header.Set("Authorization", "Bearer "+admin)
 	watch, err := h.client.Do(req)
@@ -127,6 +128,17 @@ func TestMaxRequestsInFlightRealTLS(t *testing.T) {
 		t.Fatalf("watch = %v %v; want 200", watch, err)
 	}
 	defer watch.Body.Close()
+	// The peer feed is a stream too: two of them leave both slots free.
+	for range 2 {
+		req, _ = http.NewRequest("GET", h.info.URL+peerfeed.Path, nil)
+		req.Header.Set("Authorization", "Bearer "+admin)
+		feed, err := h.client.Do(req)
+		if err != nil || feed.StatusCode != http.StatusOK {
+			t.Fatalf("peer feed = %v %v; want 200", feed, err)
+		}
+		defer feed.Body.Close()
+	}
+	h.mustDo("GET", "/api/v1/namespaces", admin, "", http.StatusOK)
 
 	var slow []*tls.Conn
 	for range 2 {
