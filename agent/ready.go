@@ -4,7 +4,7 @@ import (
 	"sync"
 
 	"github.com/skiffhq/skiff/agent/network"
-	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/peerfeed"
 )
 
 // readyNotifier hands the cluster's Nodes to the pod network and, when
@@ -24,9 +24,9 @@ type readyNotifier struct {
 
 var _ network.NodeSink = (*readyNotifier)(nil)
 
-// SetNodes implements network.NodeSink.
-func (r *readyNotifier) SetNodes(nodes []*api.Node) error {
-	err := r.sink.SetNodes(nodes)
+// SetPeers implements network.NodeSink.
+func (r *readyNotifier) SetPeers(peers []peerfeed.Peer) error {
+	err := r.sink.SetPeers(peers)
 	now := r.ready() == nil
 	r.mu.Lock()
 	changed := !r.known || now != r.was

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/peerfeed"
 )
 
 type fakeNetwork struct {
@@ -12,7 +12,7 @@ type fakeNetwork struct {
 	sets  int
 }
 
-func (f *fakeNetwork) SetNodes([]*api.Node) error {
+func (f *fakeNetwork) SetPeers([]peerfeed.Peer) error {
 	f.sets++
 	if f.sets == 2 {
 		f.ready = nil // the podCIDR arrived with the second set
@@ -29,15 +29,15 @@ func TestReadyNotifierCallsOnChange(t *testing.T) {
 	r := &readyNotifier{sink: nw, ready: func() error { return nw.ready }, changed: func() { calls++ }}
 	want := []int{1, 2, 2, 2}
 	for i, w := range want {
-		if err := r.SetNodes(nil); err != nil {
+		if err := r.SetPeers(nil); err != nil {
 			t.Fatal(err)
 		}
 		if calls != w {
-			t.Fatalf("after SetNodes #%d: changed called %d times; want %d", i+1, calls, w)
+			t.Fatalf("after SetPeers #%d: changed called %d times; want %d", i+1, calls, w)
 		}
 	}
 	nw.ready = errors.New("bridge gone")
-	if err := r.SetNodes(nil); err != nil || calls != 3 {
+	if err := r.SetPeers(nil); err != nil || calls != 3 {
 		t.Fatalf("readiness lost: changed called %d times (err %v); want 3", calls, err)
 	}
 }

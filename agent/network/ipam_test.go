@@ -78,7 +78,7 @@ func nodeObj(name, cidr, ip string) *api.Node {
 	return n
 }
 
-func TestPeersFrom(t *testing.T) {
+func TestPeersOf(t *testing.T) {
 	cluster := netip.MustParsePrefix("10.42.0.0/16")
 	deleting := nodeObj("gone", "10.42.9.0/24", "192.168.1.9")
 	deleting.DeletionTimestamp = api.NewTimePtr(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -94,17 +94,17 @@ func TestPeersFrom(t *testing.T) {
 		deleting,
 		nil,
 	}
-	got := peersFrom(nodes, "self", cluster)
+	got := peersOf(PeersOf(nodes), "self", cluster)
 	want := []Peer{
 		{Node: "a", PodCIDR: netip.MustParsePrefix("10.42.2.0/24"), NodeIP: netip.MustParseAddr("192.168.1.3")},
 		{Node: "b", PodCIDR: netip.MustParsePrefix("10.42.1.0/24"), NodeIP: netip.MustParseAddr("192.168.1.2")},
 	}
 	if len(got) != len(want) {
-		t.Fatalf("peersFrom = %+v; want %+v", got, want)
+		t.Fatalf("peersOf = %+v; want %+v", got, want)
 	}
 	for i := range want {
 		if got[i] != want[i] {
-			t.Fatalf("peersFrom[%d] = %+v; want %+v", i, got[i], want[i])
+			t.Fatalf("peersOf[%d] = %+v; want %+v", i, got[i], want[i])
 		}
 	}
 }

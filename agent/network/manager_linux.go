@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/peerfeed"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -392,27 +393,30 @@ func (m *Manager) Reconcile(ctx context.Context, live []string) error {
 	return errors.Join(errs...)
 }
 
-// SetNodes applies the cluster's Nodes: the node's own podCIDR (and
+// SetNodes applies the cluster's Nodes (SetPeers of their Peers).
+func (m *Manager) SetNodes(nodes []*api.Node) error { return m.SetPeers(PeersOf(nodes)) }
+
+// SetPeers applies the cluster's Peers: the node's own podCIDR (and
 // InternalIP as tunnel endpoint, unless Config.NodeIP is set), and every
 // other node as an overlay peer.
-func (m *Manager) SetNodes(nodes []*api.Node) error {
+func (m *Manager) SetPeers(all []peerfeed.Peer) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var errs []error
-	for _, n := range nodes {
-		if n == nil || n.Name != m.cfg.NodeName {
+	for _, n := range all {
+		if n.Name != m.cfg.NodeName {
 			continue
 		}
 		if m.cfg.NodeIP == "" {
-			if ip := nodeInternalIP(n); ip.IsValid() {
+			if ip, err := netip.ParseAddr(n.IP); err == nil && ip.Is4() {
 				m.nodeIP = ip
 			}
 		}
-		if n.Spec.PodCIDR != "" && (m.sn == nil || m.sn.prefix.String() != n.Spec.PodCIDR || m.netErr != nil) {
-			errs = append(errs, m.setPodCIDRLocked(n.Spec.PodCIDR))
+		if n.PodCIDR != "" && (m.sn == nil || m.sn.prefix.String() != n.PodCIDR || m.netErr != nil) {
+			errs = append(errs, m.setPodCIDRLocked(n.PodCIDR))
 		}
 	}
-	m.peers = peersFrom(nodes, m.cfg.NodeName, m.cluster)
+	m.peers = peersOf(all, m.cfg.NodeName, m.cluster)
 	if m.cfg.NoOverlay || m.sn == nil || !m.nodeIP.IsValid() {
 		return errors.Join(errs...)
 	}

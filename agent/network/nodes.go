@@ -12,11 +12,13 @@ import (
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/peerfeed"
 )
 
-// NodeSink takes the cluster's Nodes; *Manager is one.
+// NodeSink takes the cluster's Nodes as the pod network sees them: a
+// Peer each. *Manager is one.
 type NodeSink interface {
-	SetNodes(nodes []*api.Node) error
+	SetPeers(peers []peerfeed.Peer) error
 }
 
 // NodeWatcher feeds a NodeSink from the API: it lists every Node, then
@@ -35,7 +37,7 @@ type NodeWatcher struct {
 	// Retry and RetryMax bound the back-off; defaults 1 s and 30 s.
 	Retry, RetryMax time.Duration
 
-	nodes map[string]*api.Node
+	nodes map[string]peerfeed.Peer
 }
 
 // errSink marks a watch ended by the sink's error.
@@ -95,13 +97,13 @@ func (w *NodeWatcher) list(ctx context.Context, res api.ResourceInfo) (string, e
 	if err != nil {
 		return "", fmt.Errorf("list nodes: %w", err)
 	}
-	w.nodes = make(map[string]*api.Node, len(objs))
+	w.nodes = make(map[string]peerfeed.Peer, len(objs))
 	for _, o := range objs {
 		if n, ok := o.(*api.Node); ok {
-			w.nodes[n.Name] = n
+			w.nodes[n.Name] = peerfeed.Of(n)
 		}
 	}
-	if err := w.Sink.SetNodes(values(w.nodes)); err != nil {
+	if err := w.Sink.SetPeers(values(w.nodes)); err != nil {
 		return "", fmt.Errorf("%w: %w", errSink, err)
 	}
 	return rv, nil
@@ -128,16 +130,16 @@ func (w *NodeWatcher) watch(ctx context.Context, res api.ResourceInfo, rv string
 		if ev.Type == api.Deleted {
 			delete(w.nodes, nd.Name)
 		} else {
-			w.nodes[nd.Name] = nd
+			w.nodes[nd.Name] = peerfeed.Of(nd)
 		}
-		if err := w.Sink.SetNodes(values(w.nodes)); err != nil {
+		if err := w.Sink.SetPeers(values(w.nodes)); err != nil {
 			return wt.ResourceVersion(), n + 1, fmt.Errorf("%w: %w", errSink, err)
 		}
 	}
 }
 
-func values(m map[string]*api.Node) []*api.Node {
-	out := make([]*api.Node, 0, len(m))
+func values(m map[string]peerfeed.Peer) []peerfeed.Peer {
+	out := make([]peerfeed.Peer, 0, len(m))
 	for _, n := range m {
 		out = append(out, n)
 	}

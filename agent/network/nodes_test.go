@@ -14,6 +14,7 @@ import (
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/peerfeed"
 )
 
 // recordingSink keeps the last node set it was given.
@@ -23,11 +24,11 @@ type recordingSink struct {
 	calls chan struct{}
 }
 
-func (s *recordingSink) SetNodes(nodes []*api.Node) error {
+func (s *recordingSink) SetPeers(nodes []peerfeed.Peer) error {
 	s.mu.Lock()
 	s.last = map[string]string{}
 	for _, n := range nodes {
-		s.last[n.Name] = n.Spec.PodCIDR
+		s.last[n.Name] = n.PodCIDR
 	}
 	s.mu.Unlock()
 	select {

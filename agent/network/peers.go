@@ -3,9 +3,11 @@ package network
 import (
 	"net"
 	"net/netip"
+	"slices"
 	"sort"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/peerfeed"
 )
 
 // Peer is a remote node of the overlay: its pod network and its tunnel
@@ -29,48 +31,41 @@ func vtepMAC(p netip.Prefix) net.HardwareAddr {
 	return net.HardwareAddr{0x0a, 0x58, a[0], a[1], a[2], a[3]}
 }
 
-// nodeInternalIP is a node's first InternalIP (IPv4), else invalid.
-func nodeInternalIP(n *api.Node) netip.Addr {
-	for _, a := range n.Status.Addresses {
-		if a.Type != api.NodeInternalIP {
-			continue
-		}
-		if ip, err := netip.ParseAddr(a.Address); err == nil && ip.Is4() {
-			return ip
-		}
-	}
-	return netip.Addr{}
-}
-
-// peersFrom derives the overlay's remote nodes from Node objects: every
-// node but self with a valid IPv4 podCIDR inside cluster and an IPv4
-// InternalIP, not being deleted. Nodes claiming a podCIDR already claimed
-// by a node earlier in name order are left out. It is a pure function;
-// the result is sorted by node name.
-func peersFrom(nodes []*api.Node, self string, cluster netip.Prefix) []Peer {
-	sorted := make([]*api.Node, 0, len(nodes))
-	for _, n := range nodes {
-		if n != nil {
-			sorted = append(sorted, n)
-		}
-	}
+// peersOf derives the overlay's remote nodes from the cluster's Peers:
+// every node but self with a valid IPv4 podCIDR inside cluster and an
+// IPv4 InternalIP, not being deleted. Nodes claiming a podCIDR already
+// claimed by a node earlier in name order are left out. It is a pure
+// function; the result is sorted by node name.
+func peersOf(all []peerfeed.Peer, self string, cluster netip.Prefix) []Peer {
+	sorted := slices.Clone(all)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	seen := map[netip.Prefix]bool{}
 	var out []Peer
 	for _, n := range sorted {
-		if n.Name == self || n.DeletionTimestamp != nil {
+		if n.Name == self || n.Deleting {
 			continue
 		}
-		p, err := netip.ParsePrefix(n.Spec.PodCIDR)
+		p, err := netip.ParsePrefix(n.PodCIDR)
 		if err != nil || !p.Addr().Is4() || p.Masked() != p || !cluster.Contains(p.Addr()) || seen[p] {
 			continue
 		}
-		ip := nodeInternalIP(n)
-		if !ip.IsValid() {
+		ip, err := netip.ParseAddr(n.IP)
+		if err != nil || !ip.Is4() {
 			continue
 		}
 		seen[p] = true
 		out = append(out, Peer{Node: n.Name, PodCIDR: p, NodeIP: ip})
+	}
+	return out
+}
+
+// PeersOf is each Node's Peer (nil Nodes left out).
+func PeersOf(nodes []*api.Node) []peerfeed.Peer {
+	out := make([]peerfeed.Peer, 0, len(nodes))
+	for _, n := range nodes {
+		if n != nil {
+			out = append(out, peerfeed.Of(n))
+		}
 	}
 	return out
 }

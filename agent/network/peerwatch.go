@@ -106,7 +106,7 @@ func (w *PeerWatcher) stream(ctx context.Context) (int, error) {
 			return n, err
 		}
 		w.rev = b.Revision
-		if err := w.Sink.SetNodes(w.set.Nodes()); err != nil {
+		if err := w.Sink.SetPeers(w.set.Peers()); err != nil {
 			// Resumed at once from this batch, the sink gets the set
 			// again.
 			return n + 1, fmt.Errorf("%w: %w", errSink, err)

@@ -51,21 +51,6 @@ func Of(n *api.Node) Peer {
 	return p
 }
 
-// Node is a Node carrying p and nothing more: what the pod network reads
-// of a Node (name, podCIDR, first IPv4 InternalIP, deletion).
-func (p Peer) Node() *api.Node {
-	n := &api.Node{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Node"}, ObjectMeta: api.ObjectMeta{Name: p.Name}}
-	n.Spec.PodCIDR = p.PodCIDR
-	if p.IP != "" {
-		n.Status.Addresses = []api.NodeAddress{{Type: api.NodeInternalIP, Address: p.IP}}
-	}
-	if p.Deleting {
-		// Only its presence matters to the pod network.
-		n.DeletionTimestamp = &api.Time{}
-	}
-	return n
-}
-
 func (p Peer) sum() uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%t", p.Name, p.PodCIDR, p.IP, p.Deleting)
@@ -129,11 +114,11 @@ func (s *Set) Sorted() []Peer {
 	return out
 }
 
-// Nodes returns the set as Nodes carrying only their Peer (Peer.Node).
-func (s *Set) Nodes() []*api.Node {
-	out := make([]*api.Node, 0, len(s.peers))
+// Peers returns the Peers in no order.
+func (s *Set) Peers() []Peer {
+	out := make([]Peer, 0, len(s.peers))
 	for _, p := range s.peers {
-		out = append(out, p.Node())
+		out = append(out, p)
 	}
 	return out
 }

@@ -10,6 +10,13 @@
 // watch; reconnects with its own back-off) and status.Manager writes each
 // delivered pod's Running status. Only the kubelet is replaced: the
 // simulated one answers every pod it is given with Running at once.
+// With Full (fleetsim -full, the default) each agent also holds the real
+// agent's other connections, with its code: the pod network's peer feed
+// (network.PeerWatcher), the service proxy's Service and EndpointSlice
+// watches (proxy.Watcher) and the tunnel (streaming.Client), whose sinks
+// only count. Without it an agent is as light as in the rounds before
+// 2026-12-03, which is why those rounds' figures are per pod-watching
+// agent, not per real agent.
 //
 // Every agent dials the server from a source address of its own in
 // 127.0.0.0/8 (127.b.c.d), as separate machines would, so per-address

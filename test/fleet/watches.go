@@ -11,9 +11,9 @@ import (
 	"github.com/skiffhq/skiff/agent/node"
 	"github.com/skiffhq/skiff/agent/proxy"
 	"github.com/skiffhq/skiff/agent/streaming"
-	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/backoff"
+	"github.com/skiffhq/skiff/internal/peerfeed"
 	"github.com/skiffhq/skiff/internal/tunnel"
 )
 
@@ -52,7 +52,7 @@ func (a *Agent) fullLoops(c *client.Client, cred node.Credentials) []func(contex
 // nodeCounter is the pod network's sink, counting.
 type nodeCounter struct{ seen *Seen }
 
-func (n nodeCounter) SetNodes(nodes []*api.Node) error {
+func (n nodeCounter) SetPeers(nodes []peerfeed.Peer) error {
 	if n.seen != nil {
 		n.seen.NodeSets.Add(1)
 		n.seen.NodesSeen.Add(int64(len(nodes)))
