@@ -46,6 +46,9 @@ type AgentConfig struct {
 	// the Node watch, the Service and EndpointSlice watches and the
 	// tunnel (fullLoops). Without it an agent holds its pod watch only.
 	Full bool
+	// PeerSets: the Full agent follows the peer feed with the agent's
+	// network.PeerWatcher, keeping the whole set; else with feedReader.
+	PeerSets bool
 	// Seen counts what the Full connections received (nil: nothing).
 	Seen    *Seen
 	Clock   clock.Clock

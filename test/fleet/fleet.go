@@ -33,11 +33,12 @@ type FleetConfig struct {
 	// server).
 	KeepBeats bool
 	// Full: AgentConfig.Full, with Seen counting for every agent.
-	Full    bool
-	Seen    *Seen
-	Clock   clock.Clock
-	Logger  *slog.Logger
-	Metrics *Metrics
+	Full     bool
+	PeerSets bool // AgentConfig.PeerSets
+	Seen     *Seen
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	Metrics  *Metrics
 }
 
 // Fleet is many simulated agents.
@@ -69,7 +70,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) *Fleet {
 	for i := range f.Agents {
 		name := NodeName(i)
 		f.Agents[i] = NewAgent(AgentConfig{Server: cfg.Server, Token: cfg.Token, Name: name, Zone: fmt.Sprintf("zone-%d", i%cfg.Zones),
-			Dir: filepath.Join(cfg.Dir, name), SourceIP: SourceIP(i), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, Full: cfg.Full, Seen: cfg.Seen, Clock: clk, Logger: cfg.Logger, Metrics: cfg.Metrics})
+			Dir: filepath.Join(cfg.Dir, name), SourceIP: SourceIP(i), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, Full: cfg.Full, PeerSets: cfg.PeerSets, Seen: cfg.Seen, Clock: clk, Logger: cfg.Logger, Metrics: cfg.Metrics})
 	}
 	f.wg.Go(func() {
 		var tick clock.Ticker

@@ -41,6 +41,8 @@ type Config struct {
 	// Full: AgentConfig.Full (false: each agent holds its pod watch and
 	// heartbeats only, as in every run before 2026-12-03).
 	Full bool
+	// PeerSets: AgentConfig.PeerSets.
+	PeerSets bool
 	// Settle is how long the fleet runs after the join before the steady
 	// window starts (0: at once, as in the rounds before it existed).
 	Settle time.Duration
@@ -228,7 +230,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	start := time.Now()
 	r.fleet = StartFleet(ctx, FleetConfig{Server: srv.URL, Token: srv.JoinToken, Agents: cfg.Agents, Zones: cfg.Zones,
-		Dir: filepath.Join(cfg.Dir, "agents"), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, Full: cfg.Full, Seen: &r.seen, StartRate: cfg.StartRate, Logger: cfg.Logger, Metrics: r.metrics})
+		Dir: filepath.Join(cfg.Dir, "agents"), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, Full: cfg.Full, PeerSets: cfg.PeerSets, Seen: &r.seen, StartRate: cfg.StartRate, Logger: cfg.Logger, Metrics: r.metrics})
 	defer func() {
 		cancel()
 		r.fleet.Wait()
