@@ -3,7 +3,6 @@ package network
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -93,10 +92,10 @@ func (w *PeerWatcher) stream(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("peer feed: %w", err)
 	}
 	defer resp.Body.Close()
-	dec := json.NewDecoder(resp.Body)
+	rd := peerfeed.NewReader(resp.Body)
 	for n := 0; ; n++ {
-		var b peerfeed.Batch
-		if err := dec.Decode(&b); err != nil {
+		b, err := rd.Next()
+		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
 			}

@@ -1,9 +1,12 @@
 package peerfeed
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -145,4 +148,49 @@ func (s *Set) Apply(b Batch) error {
 		return ErrHash
 	}
 	return nil
+}
+
+// MaxLine bounds one batch's line: the whole set of 100,000 nodes is
+// about 8 MB.
+const MaxLine = 64 << 20
+
+// Reader reads a stream's batches. It holds a 4 KiB buffer between
+// batches, never the largest line it has read (a json.Decoder keeps its
+// buffer grown to the whole set's line, 800 KB at 10,000 nodes, for the
+// stream's life).
+type Reader struct {
+	br *bufio.Reader
+}
+
+// NewReader reads batches from r.
+func NewReader(r io.Reader) *Reader { return &Reader{br: bufio.NewReader(r)} }
+
+// Next returns the next batch.
+func (r *Reader) Next() (Batch, error) {
+	var line []byte
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if len(line)+len(chunk) > MaxLine {
+			return Batch{}, fmt.Errorf("peer feed: a batch longer than %d bytes", MaxLine)
+		}
+		if err == nil && line == nil {
+			line = chunk // the whole line is in the buffer
+			break
+		}
+		line = append(line, chunk...)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if errors.Is(err, io.EOF) && len(line) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return Batch{}, err
+		}
+	}
+	var b Batch
+	if err := json.Unmarshal(line, &b); err != nil {
+		return Batch{}, fmt.Errorf("peer feed: %w", err)
+	}
+	return b, nil
 }

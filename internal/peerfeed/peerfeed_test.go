@@ -1,7 +1,12 @@
 package peerfeed
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/skiffhq/skiff/api"
@@ -70,4 +75,52 @@ func TestOf(t *testing.T) {
 	if p != (Peer{Name: "n", PodCIDR: "10.42.7.0/24", IP: "192.168.0.7", Deleting: true}) {
 		t.Fatalf("Of = %+v", p)
 	}
+}
+
+// TestReader: batches across the reader's 4 KiB buffer come back whole;
+// a cut line is io.ErrUnexpectedEOF and a clean end io.EOF.
+func TestReader(t *testing.T) {
+	var big Set
+	for i := range 300 {
+		big.Put(Peer{Name: fmt.Sprintf("node-%04d", i), PodCIDR: fmt.Sprintf("10.42.%d.0/24", i%250), IP: "192.168.0.1"})
+	}
+	first, _ := json.Marshal(Batch{Revision: 7, Hash: big.Hash(), Full: true, Peers: big.Sorted()})
+	second, _ := json.Marshal(Batch{Revision: 9, Hash: "0", Deleted: []string{"node-0001"}})
+	if len(first) < 3*4096 {
+		t.Fatalf("the whole set's line is %d bytes; want it longer than the buffer", len(first))
+	}
+	stream := string(first) + "\n" + string(second) + "\n"
+	rd := NewReader(strings.NewReader(stream))
+	var got Set
+	b, err := rd.Next()
+	if err != nil || got.Apply(b) != nil || got.Len() != 300 {
+		t.Fatalf("first batch: %v, %d peers", err, got.Len())
+	}
+	if b, err := rd.Next(); err != nil || b.Revision != 9 || len(b.Deleted) != 1 {
+		t.Fatalf("second batch %+v, %v", b, err)
+	}
+	if _, err := rd.Next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the last batch: %v; want io.EOF", err)
+	}
+	rd = NewReader(strings.NewReader(stream[:len(first)-10]))
+	if _, err := rd.Next(); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("a cut line: %v; want io.ErrUnexpectedEOF", err)
+	}
+}
+
+// FuzzReader: no input makes the reader or Apply panic.
+func FuzzReader(f *testing.F) {
+	f.Add([]byte(`{"revision":1,"hash":"0","full":true}` + "\n"))
+	f.Add([]byte(`{"revision":2,"hash":"x","peers":[{"name":"a","podCIDR":"10.42.0.0/24"}],"deleted":["b"]}` + "\n{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd := NewReader(bytes.NewReader(data))
+		var s Set
+		for range 100 {
+			b, err := rd.Next()
+			if err != nil {
+				return
+			}
+			s.Apply(b)
+		}
+	})
 }

@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -98,10 +97,10 @@ func (f *feedReader) Run(ctx context.Context) error {
 				return err
 			}
 			defer resp.Body.Close()
-			dec := json.NewDecoder(resp.Body)
+			rd := peerfeed.NewReader(resp.Body)
 			for {
-				var b peerfeed.Batch
-				if err := dec.Decode(&b); err != nil {
+				b, err := rd.Next()
+				if err != nil {
 					return err
 				}
 				n++
