@@ -62,7 +62,7 @@ func (g *Registry) Accept(w http.ResponseWriter, node string) error {
 	if brw.Reader.Buffered() > 0 {
 		rwc = &bufferedConn{Reader: brw.Reader, Conn: conn}
 	}
-	sess, err := yamux.Client(rwc, muxConfig())
+	sess, err := yamux.Client(rwc, serverMuxConfig())
 	if err != nil {
 		conn.Close()
 		return fmt.Errorf("tunnel: %w", err)
@@ -79,14 +79,10 @@ func (g *Registry) Accept(w http.ResponseWriter, node string) error {
 	if old != nil {
 		old.Close()
 	}
-	go func() {
-		<-sess.CloseChan()
-		g.mu.Lock()
-		if g.sessions[node] == sess {
-			delete(g.sessions, node)
-		}
-		g.mu.Unlock()
-	}()
+	// No goroutine waits for the session to end (one per agent was 8
+	// KiB of stack at 10,000 agents): a closed session is replaced by
+	// its agent's next tunnel, skipped by Connected and Dial, and
+	// dropped by Nodes.
 	return nil
 }
 
@@ -98,10 +94,16 @@ func (g *Registry) Connected(node string) bool {
 	return s != nil && !s.IsClosed()
 }
 
-// Nodes returns how many tunnels are open.
+// Nodes returns how many tunnels are open, dropping the closed ones
+// (of agents gone and not back).
 func (g *Registry) Nodes() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	for node, s := range g.sessions {
+		if s.IsClosed() {
+			delete(g.sessions, node)
+		}
+	}
 	return len(g.sessions)
 }
 

@@ -31,7 +31,7 @@ const (
 // 100 idle exec sessions cost little.
 const streamWindow = 1 << 20
 
-// muxConfig is the yamux configuration both ends use.
+// muxConfig is the yamux configuration of the agent's end.
 func muxConfig() *yamux.Config {
 	c := yamux.DefaultConfig()
 	c.KeepAliveInterval = 20 * time.Second
@@ -39,5 +39,17 @@ func muxConfig() *yamux.Config {
 	c.MaxStreamWindowSize = streamWindow
 	c.StreamOpenTimeout = 30 * time.Second
 	c.LogOutput = io.Discard
+	return c
+}
+
+// serverMuxConfig is the server's: the agent's, without a keep-alive
+// loop of its own, which was a goroutine and a timer per agent. The
+// agent's pings (every 20 s, answered) keep NAT mappings open and find a
+// dead server; a dead agent's session ends by TCP keep-alive, by a
+// write's or a stream open's timeout, or when the agent dials again and
+// replaces it.
+func serverMuxConfig() *yamux.Config {
+	c := muxConfig()
+	c.EnableKeepAlive = false
 	return c
 }

@@ -161,3 +161,26 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestAgentGoneLeavesNoTunnel: when an agent's session ends, the
+// registry stops counting and dialling it, with no goroutine of its own
+// per tunnel; the server's end runs no keep-alive loop (the agent's
+// pings keep the link).
+func TestAgentGoneLeavesNoTunnel(t *testing.T) {
+	g := NewRegistry()
+	defer g.Close()
+	srv, ca := testServer(t, g)
+	sess, err := Dial(context.Background(), DialConfig{Server: srv.URL, CAData: ca, Token: "node-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return g.Nodes() == 1 && g.Connected("a") })
+	sess.Close()
+	waitFor(t, func() bool { return g.Nodes() == 0 && !g.Connected("a") })
+	if _, err := g.Dial(context.Background(), "a"); !errors.Is(err, ErrNoTunnel) {
+		t.Fatalf("dial after the agent went: %v; want ErrNoTunnel", err)
+	}
+	if serverMuxConfig().EnableKeepAlive || !muxConfig().EnableKeepAlive {
+		t.Fatal("want the agent's end alone to send keep-alives")
+	}
+}
