@@ -119,8 +119,11 @@ bench-datastores:
 # fleet runs the fleet simulator (test/fleet): AGENTS simulated agents
 # against one `skiff server` on loopback, through join, steady
 # heartbeats, direct binds, a Deployment of AGENTS replicas spread by
-# zone and a server restart (docs/benchmarks.md, "Fleet").
-AGENTS ?= 10000
+# zone and a server restart (docs/benchmarks.md, "Fleet"). Each agent
+# holds the real agent's connections (two files in each process): a
+# 20,000-file limit fits 9,000; FLEET_FLAGS=-full=false for pod-watch-only
+# agents as in the rounds before 2026-12-03.
+AGENTS ?= 9000
 FLEET_FLAGS ?=
 fleet:
 	$(GO) run ./test/fleet/fleetsim -agents $(AGENTS) $(FLEET_FLAGS)
