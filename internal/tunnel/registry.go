@@ -166,9 +166,14 @@ func (g *Registry) Close() {
 	all := g.sessions
 	g.sessions = map[string]*yamux.Session{}
 	g.mu.Unlock()
+	// Each Close waits for the session's send and receive loops to
+	// end; one after the other, 9,000 of them took a server 15 s to
+	// stop. They go at once.
+	var wg sync.WaitGroup
 	for _, s := range all {
-		s.Close()
+		wg.Go(func() { s.Close() })
 	}
+	wg.Wait()
 }
 
 // Disconnect closes node's tunnel, if it has one (its agent dials
