@@ -55,18 +55,12 @@ func (w *NodeWatcher) Run(ctx context.Context) error {
 	}
 	bo := backoff.Backoff{Min: cmp.Or(w.Retry, time.Second), Max: cmp.Or(w.RetryMax, 30*time.Second), Clock: clock.Or(w.Clock)}
 	rv := "" // "": list first
+	list := func(ctx context.Context) (string, error) { return w.list(ctx, res) }
+	watch := func(ctx context.Context, rv string) (string, int, error) { return w.watch(ctx, res, rv) }
 	for {
+		var listed, progressed bool
 		var err error
-		listed, progressed := rv == "", false
-		if listed {
-			rv, err = w.list(ctx, res)
-			progressed = err == nil
-		}
-		if err == nil {
-			var n int
-			rv, n, err = w.watch(ctx, res, rv)
-			progressed = progressed || n > 0
-		}
+		rv, listed, progressed, err = client.ListThenWatch(ctx, rv, list, watch)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

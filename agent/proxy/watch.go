@@ -188,18 +188,12 @@ func (w *Watcher) watchLoop(ctx context.Context, resource string, clk clock.Cloc
 	}
 	var bo backoff.Backoff
 	rv := "" // "": list first
+	list := func(ctx context.Context) (string, error) { return w.list(ctx, res) }
+	watch := func(ctx context.Context, rv string) (string, int, error) { return w.watch(ctx, res, rv) }
 	for ctx.Err() == nil {
+		var listed, progressed bool
 		var err error
-		listed, progressed := rv == "", false
-		if listed {
-			rv, err = w.list(ctx, res)
-			progressed = err == nil
-		}
-		if err == nil {
-			var n int
-			rv, n, err = w.watch(ctx, res, rv)
-			progressed = progressed || n > 0
-		}
+		rv, listed, progressed, err = client.ListThenWatch(ctx, rv, list, watch)
 		if ctx.Err() != nil {
 			return
 		}

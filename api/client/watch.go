@@ -202,3 +202,24 @@ func (w *Watcher) Close() error {
 
 // errWatcherClosed is what Next returns after Close.
 var errWatcherClosed = errors.New("watcher closed")
+
+// ListThenWatch is one turn of an informer's loop, as client-go's
+// reflector takes it: list when rv is "" (list returns the list's
+// version), then watch from rv until the watch ends (watch returns the
+// last version it saw and how many events came). It returns where to
+// resume, whether it listed, whether it made progress (a list that
+// worked or an event) and why the turn ended. The caller backs off,
+// keeps rv to resume after a failure, and sets it to "" to list again
+// (on 410 Gone: IsGone).
+func ListThenWatch(ctx context.Context, rv string, list func(context.Context) (string, error),
+	watch func(ctx context.Context, rv string) (string, int, error)) (next string, listed, progressed bool, err error) {
+	listed = rv == ""
+	if listed {
+		if rv, err = list(ctx); err != nil {
+			return "", true, false, err
+		}
+		progressed = true
+	}
+	rv, n, err := watch(ctx, rv)
+	return rv, listed, progressed || n > 0, err
+}
