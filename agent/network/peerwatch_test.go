@@ -43,6 +43,8 @@ func startPeerWatcher(t *testing.T, api PeerAPI) (*recordingSink, *clock.Fake) {
 	return sink, clk
 }
 
+// has reports whether the sink's last set is exactly names, each with
+// a podCIDR.
 func has(sink *recordingSink, names ...string) func() bool {
 	return func() bool {
 		sink.mu.Lock()
