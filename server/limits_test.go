@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skiffhq/skiff/internal/peerfeed"
 	"github.com/skiffhq/skiff/internal/testenv"
 )
 
@@ -120,7 +119,7 @@ func TestConnectionCapPerClientRealTLS(t *testing.T) {
 func TestMaxRequestsInFlightRealTLS(t *testing.T) {
 	h := startHarnessWith(t, "", nil, func(c *Config) { c.MaxRequestsInFlight = 2; c.BodyReadTimeout = time.Minute })
 	admin := h.adminToken()
-	// A watch and a peer feed first: they must not take a slot.
+	// A watch first: it must not take a slot.
 	req, _ := http.NewRequest("GET", h.info.URL+"/api/v1/namespaces?watch=true", nil)
 	req.Header.Set("Authorization", "Bearer "+admin)
 	watch, err := h.client.Do(req)
@@ -128,17 +127,6 @@ func TestMaxRequestsInFlightRealTLS(t *testing.T) {
 		t.Fatalf("watch = %v %v; want 200", watch, err)
 	}
 	defer watch.Body.Close()
-	// The peer feed is a stream too: two of them leave both slots free.
-	for range 2 {
-		req, _ = http.NewRequest("GET", h.info.URL+peerfeed.Path, nil)
-		req.Header.Set("Authorization", "Bearer "+admin)
-		feed, err := h.client.Do(req)
-		if err != nil || feed.StatusCode != http.StatusOK {
-			t.Fatalf("peer feed = %v %v; want 200", feed, err)
-		}
-		defer feed.Body.Close()
-	}
-	h.mustDo("GET", "/api/v1/namespaces", admin, "", http.StatusOK)
 
 	var slow []*tls.Conn
 	for range 2 {
@@ -217,4 +205,15 @@ func TestConnectionCapExemptsLoopback(t *testing.T) {
 			t.Fatalf("loopback connection %d of 4 with a cap of 2: %v", i+1, err)
 		}
 	}
+}
+
+// TestPeerFeedTakesNoSlotRealTLS: the peer feed is a stream, like a
+// watch: two of them open, with one slot, leave it free.
+func TestPeerFeedTakesNoSlotRealTLS(t *testing.T) {
+	h := startHarnessWith(t, "", nil, func(c *Config) { c.MaxRequestsInFlight = 1 })
+	admin := h.adminToken()
+	for range 2 {
+		openPeerFeed(t, h, admin, "")
+	}
+	h.mustDo("GET", "/api/v1/namespaces", admin, "", http.StatusOK)
 }
