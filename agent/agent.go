@@ -533,7 +533,7 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	a.usage = rep
 	a.mu.Unlock()
 	g.Go("usage", rep.Run)
-	a.startTunnel(g, cred, &usage.MetricsHandler{Reporter: rep, Eviction: a.eviction})
+	a.startTunnel(g, c, cred, &usage.MetricsHandler{Reporter: rep, Eviction: a.eviction})
 	g.Go("release start-up pages", a.releaseStartupPages)
 	return nil
 }
@@ -599,16 +599,18 @@ func (a *Agent) serveLogs(g *supervise.Group, ln net.Listener, cert tls.Certific
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// startTunnel keeps the tunnel to the server open: the server sends
-// every request for this agent (logs, exec, attach, port-forward)
-// through it, so it never has to dial the agent.
-func (a *Agent) startTunnel(g *supervise.Group, cred node.Credentials, metrics http.Handler) {
+// startTunnel keeps the tunnel to the server open, as a stream of the
+// API connection c where it can: the server sends every request for
+// this agent (logs, exec, attach, port-forward) through it, so it never
+// has to dial the agent.
+func (a *Agent) startTunnel(g *supervise.Group, c *client.Client, cred node.Credentials, metrics http.Handler) {
 	h := &streaming.Handler{
 		Logs:    &logs.Handler{Path: a.logPath, Clock: a.clk, Logger: a.log.With("component", "logs"), AllowUnverified: true},
 		Metrics: metrics,
 		Targets: a.Kubelet, Exec: a.Runtime, Clock: a.clk, Logger: a.log.With("component", "streaming"),
 	}
 	tc := &streaming.Client{
+		API:     c,
 		Dial:    tunnel.DialConfig{Server: cred.Server, CAData: cred.CAData, Token: cred.Credential, DialContext: a.cfg.DialContext},
 		Handler: h, Clock: a.clk, Logger: a.log.With("component", "tunnel"),
 		Backoff: backoff.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second},

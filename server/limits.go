@@ -15,6 +15,7 @@ import (
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/peerfeed"
+	"github.com/skiffhq/skiff/internal/tunnel"
 )
 
 // Defaults of the request limits (Config.BodyReadTimeout,
@@ -89,7 +90,7 @@ func isLongRunning(r *http.Request) bool {
 	switch {
 	case isTrueParam(queryParam(r, "watch")), isTrueParam(queryParam(r, "follow")):
 		return true
-	case strings.Contains(r.URL.Path, "/watch/"), r.URL.Path == peerfeed.Path:
+	case strings.Contains(r.URL.Path, "/watch/"), r.URL.Path == peerfeed.Path, r.URL.Path == tunnel.Path:
 		return true
 	case r.Header.Get("Upgrade") != "":
 		return true

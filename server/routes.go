@@ -68,6 +68,7 @@ func (s *server) routes() http.Handler {
 		r.With(requireAdminFor("read a node agent's metrics")).Get(NodeMetricsProxyPath, s.proxyNodeMetrics)
 		s.metricsRoutes(r)
 		r.Get(tunnel.Path, s.serveTunnel)
+		r.Post(tunnel.Path, s.serveTunnel)
 		r.Get(peerfeed.Path, s.servePeers)
 		r.With(requireAdminFor("back up the store")).Get(backupPath, s.backup)
 		// Discovery (/api, /apis and below) and OpenAPI are for any

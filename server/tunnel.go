@@ -16,14 +16,31 @@ import (
 	"github.com/skiffhq/skiff/server/streams"
 )
 
-// serveTunnel takes an agent's tunnel (GET /api/v1/skiff/tunnel with
-// Upgrade: skiff-tunnel/1). Only a node may open one, and only as itself:
-// the node name comes from its credential, never from the request, so a
-// node cannot stand in for another.
+// serveTunnel takes an agent's tunnel: POST /api/v1/skiff/tunnel over
+// HTTP/2, whose streamed bodies carry it on the agent's API connection,
+// or GET with Upgrade: skiff-tunnel/1 on a connection of its own (agents
+// behind an HTTP/1 proxy, and those of older releases). Only a node may
+// open one, and only as itself: the node name comes from its credential,
+// never from the request, so a node cannot stand in for another.
 func (s *server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 	id := identityFrom(r.Context())
 	if id.Node == "" {
 		writeStatus(w, forbidden(id.String()+" may not open a node tunnel; only agents do, with their node credential"))
+		return
+	}
+	if r.Method == http.MethodPost {
+		if r.ProtoMajor < 2 {
+			// Answer at once and close: to keep the connection, the
+			// server would first read the body, which streams for as
+			// long as the agent waits.
+			w.Header().Set("Connection", "close")
+			writeStatus(w, api.NewBadRequest("a streamed tunnel needs HTTP/2; over HTTP/1 use GET with Connection: Upgrade and Upgrade: %s", tunnel.Protocol))
+			return
+		}
+		s.log.Info("tunnel open", "node", id.Node, "remote", clientIP(r), "streamed", true)
+		if err := s.tunnels.ServeStream(w, r, id.Node); err != nil {
+			s.log.Warn("tunnel", "node", id.Node, "err", err)
+		}
 		return
 	}
 	if !tunnel.IsUpgrade(r) {

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -11,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/tunnel"
 )
 
@@ -147,5 +151,91 @@ func TestWebSocketBearerSubprotocol(t *testing.T) {
 		if got := bearerToken(r); got != tc.token {
 			t.Errorf("bearerToken(%s) = %q; want %q", tc.name, got, tc.token)
 		}
+	}
+}
+
+// openStreamedTunnel opens token's streamed tunnel (POST over the
+// client's HTTP/2 connection) and serves h on it until the test ends.
+func openStreamedTunnel(t *testing.T, h *harness, token string, handler http.Handler) (*client.Client, error) {
+	t.Helper()
+	ca, err := os.ReadFile(h.info.CAPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(client.Config{Server: h.info.URL, CAData: ca, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	conn, err := c.OpenDuplex(context.Background(), tunnel.Path)
+	if err != nil {
+		return c, err
+	}
+	sess, err := tunnel.AgentSession(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go (&http.Server{Handler: handler}).Serve(sess)
+	t.Cleanup(func() { sess.Close() })
+	return c, nil
+}
+
+// TestStreamedTunnelRealTLS: the tunnel carried on a node's API
+// connection is the node's alone, serves the node's pods, holds no
+// in-flight slot, and is refused to a non-node; over HTTP/1 the answer
+// comes at once and names what to use instead.
+func TestStreamedTunnelRealTLS(t *testing.T) {
+	h := startHarnessWith(t, "", nil, func(c *Config) { c.MaxRequestsInFlight = 1 })
+	admin := h.adminToken()
+	_, credA := h.join(h.joinToken(), "a", "")
+	h.mustDo("POST", "/api/v1/nodes", admin, fmt.Sprintf(nodeJSON, "a"), http.StatusCreated)
+	h.mustDo("POST", "/api/v1/namespaces/default/pods", admin, fmt.Sprintf(podOnJSON, "pa", "a", "sa"), http.StatusCreated)
+
+	var se *api.StatusError
+	if _, err := openStreamedTunnel(t, h, admin, http.NotFoundHandler()); !errors.As(err, &se) || se.Status.Code != http.StatusForbidden || errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("streamed tunnel as the admin = %v; want 403", err)
+	}
+	if _, err := openStreamedTunnel(t, h, "", http.NotFoundHandler()); !errors.As(err, &se) || se.Status.Code != http.StatusUnauthorized {
+		t.Fatalf("streamed tunnel anonymously = %v; want 401", err)
+	}
+	// Two tunnels of a, the second replacing the first, on a server
+	// with one in-flight slot: neither holds it.
+	for range 2 {
+		if _, err := openStreamedTunnel(t, h, credA, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, "log of a\n")
+		})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitLog := time.Now().Add(10 * time.Second)
+	for {
+		code, body := h.do("GET", "/api/v1/namespaces/default/pods/pa/log", admin, "")
+		if code == http.StatusOK && string(body) == "log of a\n" {
+			break
+		}
+		if time.Now().After(waitLog) {
+			t.Fatalf("log of pa through a's streamed tunnel = %d %s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, m := h.do("GET", "/metrics", admin, ""); !strings.Contains(string(m), "skiff_agent_tunnels 1\n") {
+		t.Errorf("metrics lack skiff_agent_tunnels 1:\n%s", m)
+	}
+
+	// Over HTTP/1, with a body that never ends.
+	conn, err := h.rawConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", tunnel.Path, credA)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a streamed tunnel over HTTP/1: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "needs HTTP/2") {
+		t.Fatalf("streamed tunnel over HTTP/1 = %d %s; want 400 naming HTTP/2", resp.StatusCode, b)
 	}
 }

@@ -2,10 +2,13 @@
 // open, so that the server can reach the agent without ever dialling it
 // (agents sit behind NAT and firewalls).
 //
-// The agent opens TLS to the server (pinning the cluster CA), sends
-// "GET /api/v1/skiff/tunnel" with its node credential and "Upgrade:
-// skiff-tunnel/1", and after "101 Switching Protocols" runs a
-// hashicorp/yamux session over the connection. The server is the yamux
+// The agent sends "POST /api/v1/skiff/tunnel" with its node credential
+// on its HTTP/2 API connection, and the two streamed bodies carry a
+// hashicorp/yamux session (Registry.ServeStream, AgentSession). Where
+// HTTP/2 is not to be had, it opens TLS to the server (pinning the
+// cluster CA), sends "GET /api/v1/skiff/tunnel" with "Upgrade:
+// skiff-tunnel/1", and after "101 Switching Protocols" runs the session
+// over the connection (Dial, Registry.Accept). The server is the yamux
 // client: it opens one stream per request it sends to the agent (logs,
 // exec, attach, port-forward), and the agent serves plain HTTP/1.1 on
 // each stream. yamux gives every stream its own flow-control window, so a
@@ -15,7 +18,7 @@
 // once more ("Upgrade: skiff-stream/1"); exec and attach then carry
 // Frames, port-forward carries the raw bytes of one TCP connection.
 //
-// The package holds both ends (Dial for the agent, Registry for the
-// server) and the frame codec. It knows nothing of pods or of the
-// Kubernetes protocols that the server speaks to kubectl.
+// The package holds both ends (AgentSession and Dial for the agent,
+// Registry for the server) and the frame codec. It knows nothing of pods
+// or of the Kubernetes protocols that the server speaks to kubectl.
 package tunnel

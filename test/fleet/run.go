@@ -90,10 +90,12 @@ type Report struct {
 
 	Steady    Sample // over Window
 	SteadyCPU float64
-	Beats     int
-	BeatP50   time.Duration
-	BeatP99   time.Duration
-	BeatMax   time.Duration
+	// Tunnels is the server's skiff_agent_tunnels at the window's end.
+	Tunnels int
+	Beats   int
+	BeatP50 time.Duration
+	BeatP99 time.Duration
+	BeatMax time.Duration
 	// ServerBeats and ServerBeatP99 are the server's own count and p99
 	// (the upper bound of its histogram bucket) of heartbeat handling
 	// over the window: from the handler's start to its answer, so the
@@ -358,7 +360,7 @@ func (r *run) steady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hbBefore, schedBefore, err := r.serverHists(ctx)
+	hbBefore, schedBefore, _, err := r.serverHists(ctx)
 	if err != nil {
 		return err
 	}
@@ -380,10 +382,11 @@ func (r *run) steady(ctx context.Context) error {
 		r.progress("steady: the seconds with the most slow heartbeats (by when they began): %s", SlowBeatSeconds(slow, 20))
 	}
 	simSched := ownSchedLatency().Since(simBefore)
-	hbAfter, schedAfter, err := r.serverHists(ctx)
+	hbAfter, schedAfter, tunnels, err := r.serverHists(ctx)
 	if err != nil {
 		return err
 	}
+	r.rep.Tunnels = tunnels
 	r.rep.SimSchedP99 = simSched.Quantile(0.99)
 	hb := hbAfter.Since(hbBefore)
 	r.rep.ServerBeats, r.rep.ServerBeatP99 = int(hb.Total()), hb.Quantile(0.99)
@@ -428,15 +431,17 @@ func (r *run) serverMetrics(ctx context.Context) ([]byte, error) {
 	return text, nil
 }
 
-// serverHists reads two of the server's histograms: heartbeat handling
-// times and its goroutines' scheduling latency.
-func (r *run) serverHists(ctx context.Context) (beats, sched Buckets, err error) {
+// serverHists reads two of the server's histograms, heartbeat handling
+// times and its goroutines' scheduling latency, and its count of open
+// tunnels.
+func (r *run) serverHists(ctx context.Context) (beats, sched Buckets, tunnels int, err error) {
 	text, err := r.serverMetrics(ctx)
 	if err != nil {
-		return beats, sched, err
+		return beats, sched, 0, err
 	}
+	t, _ := ParseCounter(text, "skiff_agent_tunnels")
 	return ParseBuckets(text, "skiff_http_request_duration_seconds", `resource="heartbeat"`),
-		ParseBuckets(text, "skiff_go_sched_latency_seconds"), nil
+		ParseBuckets(text, "skiff_go_sched_latency_seconds"), int(t), nil
 }
 
 // bindPod creates pod ns/name bound to node and returns when it sent
@@ -588,7 +593,7 @@ func (r Report) Summary() string {
 	}
 	if r.Beats > 0 {
 		fmt.Fprintf(&b, "steady: server CPU %.1f%% of a core, %v\n", r.SteadyCPU, r.Steady)
-		fmt.Fprintf(&b, "steady: RSS per agent %.0f KiB\n", float64(r.Steady.RSSKB)/float64(max(r.Agents, 1)))
+		fmt.Fprintf(&b, "steady: RSS per agent %.0f KiB, %d agent tunnels open\n", float64(r.Steady.RSSKB)/float64(max(r.Agents, 1)), r.Tunnels)
 		fmt.Fprintf(&b, "heartbeats: %d, p50 %v, p99 %v, max %v; in the server's handler: %d, p99 ≤ %v\n", r.Beats, r.BeatP50, r.BeatP99, r.BeatMax, r.ServerBeats, r.ServerBeatP99)
 		fmt.Fprintf(&b, "steady: %s\n", r.SlowBeats)
 		fmt.Fprintf(&b, "steady: goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in the simulator\n", r.SchedP99, r.SimSchedP99)
