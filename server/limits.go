@@ -90,7 +90,7 @@ func isLongRunning(r *http.Request) bool {
 	switch {
 	case isTrueParam(queryParam(r, "watch")), isTrueParam(queryParam(r, "follow")):
 		return true
-	case strings.Contains(r.URL.Path, "/watch/"), r.URL.Path == peerfeed.Path, r.URL.Path == tunnel.Path:
+	case strings.Contains(r.URL.Path, "/watch/"), r.URL.Path == peerfeed.Path, strings.HasPrefix(r.URL.Path, tunnel.Path):
 		return true
 	case r.Header.Get("Upgrade") != "":
 		return true

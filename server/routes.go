@@ -69,6 +69,7 @@ func (s *server) routes() http.Handler {
 		s.metricsRoutes(r)
 		r.Get(tunnel.Path, s.serveTunnel)
 		r.Post(tunnel.Path, s.serveTunnel)
+		r.Post(tunnel.Path+"/{id}", s.serveTunnelExchange)
 		r.Get(peerfeed.Path, s.servePeers)
 		r.With(requireAdminFor("back up the store")).Get(backupPath, s.backup)
 		// Discovery (/api, /apis and below) and OpenAPI are for any

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/promtext"
 	"github.com/skiffhq/skiff/internal/tunnel"
@@ -17,11 +19,13 @@ import (
 )
 
 // serveTunnel takes an agent's tunnel: POST /api/v1/skiff/tunnel over
-// HTTP/2, whose streamed bodies carry it on the agent's API connection,
-// or GET with Upgrade: skiff-tunnel/1 on a connection of its own (agents
-// behind an HTTP/1 proxy, and those of older releases). Only a node may
-// open one, and only as itself: the node name comes from its credential,
-// never from the request, so a node cannot stand in for another.
+// HTTP/2, a control stream on the agent's API connection that asks the
+// agent to open an exchange (serveTunnelExchange) whenever the server
+// wants to reach it, or GET with Upgrade: skiff-tunnel/1, a yamux session
+// on a connection of its own (agents behind an HTTP/1 proxy, and those
+// of earlier releases). Only a node may open one, and only as itself:
+// the node name comes from its credential, never from the request, so a
+// node cannot stand in for another.
 func (s *server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 	id := identityFrom(r.Context())
 	if id.Node == "" {
@@ -30,15 +34,15 @@ func (s *server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPost {
 		if r.ProtoMajor < 2 {
-			// Answer at once and close: to keep the connection, the
-			// server would first read the body, which streams for as
-			// long as the agent waits.
+			// Answer and close: an agent has nothing to send, but to
+			// keep the connection the server would wait for the body
+			// of a request that declares one.
 			w.Header().Set("Connection", "close")
-			writeStatus(w, api.NewBadRequest("a streamed tunnel needs HTTP/2; over HTTP/1 use GET with Connection: Upgrade and Upgrade: %s", tunnel.Protocol))
+			writeStatus(w, api.NewBadRequest("a tunnel on the API connection needs HTTP/2; over HTTP/1 use GET with Connection: Upgrade and Upgrade: %s", tunnel.Protocol))
 			return
 		}
-		s.log.Info("tunnel open", "node", id.Node, "remote", clientIP(r), "streamed", true)
-		if err := s.tunnels.ServeStream(w, r, id.Node); err != nil {
+		s.log.Info("tunnel open", "node", id.Node, "remote", clientIP(r), "on_api_connection", true)
+		if err := s.tunnels.ServeControl(w, r, id.Node); err != nil {
 			s.log.Warn("tunnel", "node", id.Node, "err", err)
 		}
 		return
@@ -52,6 +56,36 @@ func (s *server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("tunnel open", "node", id.Node, "remote", clientIP(r))
+}
+
+// serveTunnelExchange takes one exchange of a node's tunnel (POST
+// /api/v1/skiff/tunnel/{id} over HTTP/2, both bodies streamed): the
+// connection to the agent the server asked for on its control stream.
+// Only the node whose tunnel asked may answer; any other id, or another
+// node's, is 404.
+func (s *server) serveTunnelExchange(w http.ResponseWriter, r *http.Request) {
+	id := identityFrom(r.Context())
+	if id.Node == "" {
+		writeStatus(w, forbidden(id.String()+" may not answer for a node tunnel; only agents do, with their node credential"))
+		return
+	}
+	xid := chi.URLParam(r, "id")
+	if !tunnel.ValidExchangeID(xid) {
+		writeStatus(w, api.NewBadRequest("exchange id %q: want 32 lower-case hexadecimal digits", xid))
+		return
+	}
+	if r.ProtoMajor < 2 {
+		w.Header().Set("Connection", "close")
+		writeStatus(w, api.NewBadRequest("a tunnel exchange needs HTTP/2"))
+		return
+	}
+	if err := s.tunnels.ServeExchange(w, r, id.Node, xid); err != nil {
+		if errors.Is(err, tunnel.ErrNoExchange) {
+			writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "node %s's tunnel is waiting for no exchange %s", id.Node, xid))
+			return
+		}
+		s.log.Warn("tunnel exchange", "node", id.Node, "err", err)
+	}
 }
 
 // addTunnelMetrics publishes skiff_agent_tunnels, the agents with a

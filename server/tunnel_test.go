@@ -154,8 +154,9 @@ func TestWebSocketBearerSubprotocol(t *testing.T) {
 	}
 }
 
-// openStreamedTunnel opens token's streamed tunnel (POST over the
-// client's HTTP/2 connection) and serves h on it until the test ends.
+// openStreamedTunnel opens token's tunnel on its API connection (a
+// client of its own) and serves handler on every exchange the server
+// asks for, as the agent does, until the test ends.
 func openStreamedTunnel(t *testing.T, h *harness, token string, handler http.Handler) (*client.Client, error) {
 	t.Helper()
 	ca, err := os.ReadFile(h.info.CAPath)
@@ -167,24 +168,33 @@ func openStreamedTunnel(t *testing.T, h *harness, token string, handler http.Han
 		t.Fatal(err)
 	}
 	t.Cleanup(c.CloseIdleConnections)
-	conn, err := c.OpenDuplex(context.Background(), tunnel.Path)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	control, err := c.OpenStream(ctx, tunnel.Path)
 	if err != nil {
 		return c, err
 	}
-	sess, err := tunnel.AgentSession(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go (&http.Server{Handler: handler}).Serve(sess)
-	t.Cleanup(func() { sess.Close() })
+	ln := tunnel.NewListener()
+	go (&http.Server{Handler: handler}).Serve(ln)
+	go func() {
+		defer ln.Close()
+		defer control.Close()
+		tunnel.ReadOpens(control, func(id string) {
+			go func() {
+				if x, err := c.OpenDuplex(ctx, tunnel.Path+"/"+id); err == nil {
+					ln.Deliver(x)
+				}
+			}()
+		})
+	}()
 	return c, nil
 }
 
-// TestStreamedTunnelRealTLS: the tunnel carried on a node's API
+// TestTunnelOnAPIConnectionRealTLS: the tunnel carried on a node's API
 // connection is the node's alone, serves the node's pods, holds no
 // in-flight slot, and is refused to a non-node; over HTTP/1 the answer
 // comes at once and names what to use instead.
-func TestStreamedTunnelRealTLS(t *testing.T) {
+func TestTunnelOnAPIConnectionRealTLS(t *testing.T) {
 	h := startHarnessWith(t, "", nil, func(c *Config) { c.MaxRequestsInFlight = 1 })
 	admin := h.adminToken()
 	_, credA := h.join(h.joinToken(), "a", "")
@@ -220,6 +230,34 @@ func TestStreamedTunnelRealTLS(t *testing.T) {
 	}
 	if _, m := h.do("GET", "/metrics", admin, ""); !strings.Contains(string(m), "skiff_agent_tunnels 1\n") {
 		t.Errorf("metrics lack skiff_agent_tunnels 1:\n%s", m)
+	}
+
+	// Exchanges: only a node, with a well-formed id its tunnel is
+	// waiting for; a's ids are not b's.
+	_, credB := h.join(h.joinToken(), "b", "")
+	cb, _ := openStreamedTunnel(t, h, credB, http.NotFoundHandler())
+	xid := strings.Repeat("ab", 16)
+	for _, tc := range []struct {
+		name string
+		c    *client.Client
+		path string
+		want int32
+	}{
+		{"as b, an id no tunnel waits for", cb, tunnel.Path + "/" + xid, http.StatusNotFound},
+		{"as b, a bad id", cb, tunnel.Path + "/" + "XYZ", http.StatusBadRequest},
+	} {
+		if _, err := tc.c.OpenDuplex(context.Background(), tc.path); !errors.As(err, &se) || se.Status.Code != tc.want {
+			t.Errorf("exchange %s = %v; want %d", tc.name, err, tc.want)
+		}
+	}
+	ca, _ := os.ReadFile(h.info.CAPath)
+	ac, err := client.New(client.Config{Server: h.info.URL, CAData: ca, Token: admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ac.CloseIdleConnections()
+	if _, err := ac.OpenDuplex(context.Background(), tunnel.Path+"/"+xid); !errors.As(err, &se) || se.Status.Code != http.StatusForbidden {
+		t.Errorf("exchange as the admin = %v; want 403", err)
 	}
 
 	// Over HTTP/1, with a body that never ends.

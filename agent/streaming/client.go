@@ -5,11 +5,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/yamux"
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/backoff"
@@ -17,21 +16,26 @@ import (
 	"github.com/skiffhq/skiff/internal/tunnel"
 )
 
-// Duplexer opens a full-duplex exchange with the server on the API
-// connection; *client.Client is one.
-type Duplexer interface {
+// API opens exchanges with the server on the agent's API connection;
+// *client.Client is one. Both fail with an error wrapping
+// errors.ErrUnsupported when the connection is HTTP/1 or the server has
+// no such endpoint.
+type API interface {
+	// OpenStream sends a POST and returns the streamed answer.
+	OpenStream(ctx context.Context, path string) (io.ReadCloser, error)
+	// OpenDuplex sends a POST whose body and answer both stream.
 	OpenDuplex(ctx context.Context, path string) (io.ReadWriteCloser, error)
 }
 
 // Client keeps the agent's tunnel to the server open and serves Handler
 // on it. Create it with its fields set, then call Run once.
 type Client struct {
-	// API, when set, carries the tunnel as a stream of the agent's API
-	// connection (OpenDuplex of tunnel.Path): no connection or
-	// handshake of its own. When that fails with an error wrapping
-	// errors.ErrUnsupported (HTTP/1 only, or a server without the
-	// streamed tunnel), the tunnel is dialled with Dial instead.
-	API Duplexer
+	// API, when set, carries the tunnel on the agent's API connection
+	// (tunnel.ReadOpens): no connection or handshake of its own. When
+	// that fails with an error wrapping errors.ErrUnsupported (HTTP/1
+	// only, or a server of an earlier release), the tunnel is dialled
+	// with Dial instead.
+	API API
 	// Dial says how to dial the tunnel on a connection of its own.
 	Dial    tunnel.DialConfig
 	Handler http.Handler
@@ -42,29 +46,11 @@ type Client struct {
 	Backoff backoff.Backoff
 
 	connected atomic.Bool
-	streamed  atomic.Bool
+	onAPI     atomic.Bool
 }
 
-// Streamed reports whether the tunnel open now is a stream of the API
-// connection rather than a connection of its own.
-func (c *Client) Streamed() bool { return c.connected.Load() && c.streamed.Load() }
-
-// dial opens the tunnel: streamed when it can, else on a connection of
-// its own.
-func (c *Client) dial(ctx context.Context) (*yamux.Session, error) {
-	if c.API != nil {
-		conn, err := c.API.OpenDuplex(ctx, tunnel.Path)
-		if err == nil {
-			c.streamed.Store(true)
-			return tunnel.AgentSession(conn)
-		}
-		if !errors.Is(err, errors.ErrUnsupported) {
-			return nil, err
-		}
-	}
-	c.streamed.Store(false)
-	return tunnel.Dial(ctx, c.Dial)
-}
+// maxOpening bounds the exchanges the agent opens at once.
+const maxOpening = 32
 
 // stableAfter is how long a tunnel must have lived for the next
 // reconnection to start over from the shortest wait.
@@ -73,10 +59,14 @@ const stableAfter = time.Minute
 // Connected reports whether the tunnel is open now.
 func (c *Client) Connected() bool { return c.connected.Load() }
 
-// Run dials the tunnel, serves it until it breaks, and dials again after
-// a capped, jittered wait, until ctx ends; then it closes the tunnel and
-// returns nil. Every failure is logged, none is fatal: the server may be
-// away for a long time.
+// OnAPIConnection reports whether the tunnel open now is carried on the
+// API connection rather than a connection of its own.
+func (c *Client) OnAPIConnection() bool { return c.connected.Load() && c.onAPI.Load() }
+
+// Run opens the tunnel, serves it until it breaks, and opens it again
+// after a capped, jittered wait, until ctx ends; then it closes the
+// tunnel and returns nil. Every failure is logged, none is fatal: the
+// server may be away for a long time.
 func (c *Client) Run(ctx context.Context) error {
 	clk := clock.Or(c.Clock)
 	log := c.Logger
@@ -84,7 +74,7 @@ func (c *Client) Run(ctx context.Context) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	for {
-		sess, err := c.dial(ctx)
+		serve, err := c.open(ctx, log)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -104,12 +94,8 @@ func (c *Client) Run(ctx context.Context) error {
 		}
 		opened := clk.Now()
 		c.connected.Store(true)
-		log.Info("tunnel open", "server", c.Dial.Server, "streamed", c.streamed.Load())
-		srv := &http.Server{Handler: c.Handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
-		stop := context.AfterFunc(ctx, func() { sess.Close() })
-		err = srv.Serve(sess)
-		stop()
-		sess.Close()
+		log.Info("tunnel open", "server", c.Dial.Server, "on_api_connection", c.onAPI.Load())
+		err = serve()
 		c.connected.Store(false)
 		if ctx.Err() != nil {
 			return nil
@@ -123,4 +109,72 @@ func (c *Client) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// open opens the tunnel, on the API connection when it can, and returns
+// what serves it until it breaks or ctx ends.
+func (c *Client) open(ctx context.Context, log *slog.Logger) (func() error, error) {
+	if c.API != nil {
+		control, err := c.API.OpenStream(ctx, tunnel.Path)
+		if err == nil {
+			c.onAPI.Store(true)
+			return func() error { return c.serveControl(ctx, control, log) }, nil
+		}
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return nil, err
+		}
+	}
+	c.onAPI.Store(false)
+	sess, err := tunnel.Dial(ctx, c.Dial)
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		stop := context.AfterFunc(ctx, func() { sess.Close() })
+		defer stop()
+		defer sess.Close()
+		return c.serve(sess, log)
+	}, nil
+}
+
+// serve serves Handler on ln until ln fails.
+func (c *Client) serve(ln net.Listener, log *slog.Logger) error {
+	srv := &http.Server{Handler: c.Handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	defer srv.Close()
+	return srv.Serve(ln)
+}
+
+// serveControl reads the control stream and opens each exchange the
+// server asks for, serving Handler on it, until the stream ends or ctx
+// does. Exchanges already upgraded (exec, attach, port-forward) outlive
+// it: each is a stream of its own on the connection.
+func (c *Client) serveControl(ctx context.Context, control io.ReadCloser, log *slog.Logger) error {
+	stop := context.AfterFunc(ctx, func() { control.Close() })
+	defer stop()
+	defer control.Close()
+	ln := tunnel.NewListener()
+	served := make(chan error, 1)
+	go func() { served <- c.serve(ln, log) }()
+	defer func() {
+		ln.Close()
+		<-served
+	}()
+	opening := make(chan struct{}, maxOpening)
+	return tunnel.ReadOpens(control, func(id string) {
+		select {
+		case opening <- struct{}{}:
+		default:
+			log.Warn("tunnel: too many exchanges opening; one refused", "limit", maxOpening)
+			return
+		}
+		go func() {
+			defer func() { <-opening }()
+			x, err := c.API.OpenDuplex(ctx, tunnel.Path+"/"+id)
+			if err != nil {
+				log.Warn("tunnel: open an exchange", "err", err)
+				return
+			}
+			ln.Deliver(x)
+		}()
+	})
 }

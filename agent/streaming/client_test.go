@@ -1,23 +1,18 @@
 package streaming
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/pem"
-	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/yamux"
-
-	skiffapi "github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/client"
 	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/tunnel"
@@ -106,50 +101,53 @@ func waitUntil(t *testing.T, cond func() bool) {
 	}
 }
 
-// fakeDuplexer answers OpenDuplex with its errors in turn, then with
-// net.Pipe ends whose other side it hands to the test.
-type fakeDuplexer struct {
-	errs   []error
-	calls  atomic.Int32
-	server chan net.Conn
-}
-
-func (f *fakeDuplexer) OpenDuplex(ctx context.Context, path string) (io.ReadWriteCloser, error) {
-	n := int(f.calls.Add(1))
-	if path != tunnel.Path {
-		return nil, errors.New("wrong path " + path)
-	}
-	if n <= len(f.errs) {
-		return nil, f.errs[n-1]
-	}
-	a, b := net.Pipe()
-	f.server <- b
-	return a, nil
-}
-
-// TestClientStreamsTunnelOnTheAPIConnection: the tunnel goes on the API
+// TestClientTunnelOnTheAPIConnection: the tunnel goes on the API
 // connection when the server has it; a refusal there is retried there,
 // after the back-off, and not dialled; only ErrUnsupported (HTTP/1, an
-// older server) makes the client dial a connection of its own.
-func TestClientStreamsTunnelOnTheAPIConnection(t *testing.T) {
+// older server) makes the client dial a connection of its own, and the
+// next tunnel goes on the API connection again.
+func TestClientTunnelOnTheAPIConnection(t *testing.T) {
 	g := tunnel.NewRegistry()
 	defer g.Close()
-	var dialled atomic.Int32
+	var controls, dialled atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		dialled.Add(1)
-		if err := g.Accept(w, "a"); err != nil {
-			t.Errorf("Accept: %v", err)
+		switch {
+		case r.Method == http.MethodGet && tunnel.IsUpgrade(r):
+			dialled.Add(1)
+			if err := g.Accept(w, "a"); err != nil {
+				t.Errorf("Accept: %v", err)
+			}
+		case r.Method == http.MethodPost && r.URL.Path == tunnel.Path:
+			switch controls.Add(1) {
+			case 1:
+				w.WriteHeader(http.StatusForbidden)
+				io.WriteString(w, `{"kind":"Status","code":403,"message":"not now"}`)
+			case 2:
+				http.Error(w, "no such method", http.StatusMethodNotAllowed)
+			default:
+				if err := g.ServeControl(w, r, "a"); err != nil {
+					t.Errorf("ServeControl: %v", err)
+				}
+			}
+		case r.Method == http.MethodPost:
+			id, _ := strings.CutPrefix(r.URL.Path, tunnel.Path+"/")
+			if err := g.ServeExchange(w, r, "a", id); err != nil {
+				http.Error(w, err.Error(), http.StatusNotFound)
+			}
+		default:
+			http.NotFound(w, r)
 		}
 	}))
-	srv.TLS = &tls.Config{NextProtos: []string{"http/1.1"}}
+	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	defer srv.Close()
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-
-	api := &fakeDuplexer{
-		errs:   []error{fmt.Errorf("POST: %w", skiffapi.NewStatusError(http.StatusForbidden, skiffapi.StatusReasonForbidden, "no")), fmt.Errorf("POST: 405: %w", errors.ErrUnsupported)},
-		server: make(chan net.Conn, 1),
+	api, err := client.New(client.Config{Server: srv.URL, CAData: ca, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer api.CloseIdleConnections()
+
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	c := &Client{
 		API:     api,
@@ -165,41 +163,38 @@ func TestClientStreamsTunnelOnTheAPIConnection(t *testing.T) {
 
 	// Refused on the API connection: back off, no dial.
 	clk.BlockUntil(1)
-	if api.calls.Load() != 1 || dialled.Load() != 0 {
-		t.Fatalf("after a refusal: %d opens, %d dials; want 1, 0", api.calls.Load(), dialled.Load())
+	if controls.Load() != 1 || dialled.Load() != 0 {
+		t.Fatalf("after a refusal: %d control streams, %d dials; want 1, 0", controls.Load(), dialled.Load())
 	}
 	clk.Advance(time.Second)
-	// The second open is unsupported: dialled at once.
+	// Then 405, an older server: dialled at once.
 	waitUntil(t, func() bool { return g.Connected("a") && c.Connected() })
-	if c.Streamed() || dialled.Load() != 1 {
-		t.Fatalf("Streamed() = %v, %d dials; want a dialled tunnel", c.Streamed(), dialled.Load())
+	if c.OnAPIConnection() || dialled.Load() != 1 {
+		t.Fatalf("OnAPIConnection() = %v, %d dials; want a dialled tunnel", c.OnAPIConnection(), dialled.Load())
+	}
+	rt := g.Transport()
+	defer rt.CloseIdleConnections()
+	get := func() string {
+		resp, err := (&http.Client{Transport: rt}).Get("http://a/x")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := get(); got != "served" {
+		t.Fatalf("through the dialled tunnel: %q", got)
 	}
 
-	// The dialled tunnel drops: the next is streamed.
+	// The dialled tunnel drops: the next goes on the API connection.
 	g.Disconnect("a")
+	rt.CloseIdleConnections()
 	clk.BlockUntil(1)
 	clk.Advance(2 * time.Second)
-	conn := <-api.server
-	defer conn.Close()
-	sess, err := yamux.Client(conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	waitUntil(t, c.Streamed)
-	s, err := sess.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodGet, "http://a/x", nil)
-	req.Write(s)
-	resp, err := http.ReadResponse(bufio.NewReader(s), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	if string(b) != "served" || dialled.Load() != 1 {
-		t.Fatalf("through the streamed tunnel: %q, %d dials; want served, 1", b, dialled.Load())
+	waitUntil(t, func() bool { return c.OnAPIConnection() && g.Connected("a") })
+	if got := get(); got != "served" || dialled.Load() != 1 {
+		t.Fatalf("through the tunnel on the API connection: %q, %d dials; want served, 1", got, dialled.Load())
 	}
 	cancel()
 	if err := <-done; err != nil {

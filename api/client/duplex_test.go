@@ -77,6 +77,28 @@ func TestOpenDuplexStreamsBothWays(t *testing.T) {
 			t.Fatalf("echo of %q = %q, %v", line, got, err)
 		}
 	}
+	// The request body ends, the answer goes on to its end.
+	io.WriteString(d, "last")
+	if cw, ok := d.(interface{ CloseWrite() error }); !ok || cw.CloseWrite() != nil {
+		t.Fatal("no CloseWrite")
+	}
+	if rest, err := io.ReadAll(d); err != nil || string(rest) != "LAST" {
+		t.Fatalf("after CloseWrite: %q, %v; want LAST and the end", rest, err)
+	}
+	d.Close()
+	// A POST without a body, its answer streamed.
+	st, err := c.OpenStream(context.Background(), "/duplex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(st); err != nil || len(b) != 0 {
+		t.Fatalf("OpenStream: %q, %v", b, err)
+	}
+	st.Close()
+	d, err = c.OpenDuplex(context.Background(), "/duplex")
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Other requests share the connection while the exchange is open.
 	if err := getAll(c, 3); err == nil || !strings.Contains(err.Error(), "method not allowed") {
 		t.Fatalf("GET /ping = %v; want the test's 405", err)

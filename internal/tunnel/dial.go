@@ -144,3 +144,12 @@ type bufferedConn struct {
 }
 
 func (c *bufferedConn) Read(p []byte) (int, error) { return c.Reader.Read(p) }
+
+// CloseWrite ends the sending half where the connection can; else it
+// closes it (a yamux stream's Close ends its sending half).
+func (c *bufferedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(closeWriter); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
+}

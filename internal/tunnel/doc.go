@@ -3,22 +3,26 @@
 // (agents sit behind NAT and firewalls).
 //
 // The agent sends "POST /api/v1/skiff/tunnel" with its node credential
-// on its HTTP/2 API connection, and the two streamed bodies carry a
-// hashicorp/yamux session (Registry.ServeStream, AgentSession). Where
-// HTTP/2 is not to be had, it opens TLS to the server (pinning the
-// cluster CA), sends "GET /api/v1/skiff/tunnel" with "Upgrade:
-// skiff-tunnel/1", and after "101 Switching Protocols" runs the session
-// over the connection (Dial, Registry.Accept). The server is the yamux
-// client: it opens one stream per request it sends to the agent (logs,
-// exec, attach, port-forward), and the agent serves plain HTTP/1.1 on
-// each stream. yamux gives every stream its own flow-control window, so a
-// slow stream does not stall the others.
+// on its HTTP/2 API connection; the answer streams a line for each
+// connection the server wants, and the agent answers each with a POST
+// whose two streamed bodies are that connection (Registry.ServeControl
+// and ServeExchange on the server, ReadOpens and Listener on the agent;
+// see onapi.go). Where HTTP/2 is not to be had, the agent opens TLS to the
+// server (pinning the cluster CA), sends "GET /api/v1/skiff/tunnel" with
+// "Upgrade: skiff-tunnel/1", and after "101 Switching Protocols" runs a
+// hashicorp/yamux session over the connection (Dial, Registry.Accept).
+// The server is the yamux client. Either way the server opens one
+// connection per request it sends to the agent (logs, exec, attach,
+// port-forward), and the agent serves plain HTTP/1.1 on each. Each has
+// its own flow-control window (HTTP/2's or yamux's), so a slow one does
+// not stall the others.
 //
 // Long-lived exchanges (exec, attach, port-forward) upgrade their stream
 // once more ("Upgrade: skiff-stream/1"); exec and attach then carry
 // Frames, port-forward carries the raw bytes of one TCP connection.
 //
-// The package holds both ends (AgentSession and Dial for the agent,
-// Registry for the server) and the frame codec. It knows nothing of pods
-// or of the Kubernetes protocols that the server speaks to kubectl.
+// The package holds both ends (ReadOpens, Listener and Dial for the
+// agent, Registry for the server) and the frame codec. It knows nothing
+// of pods or of the Kubernetes protocols that the server speaks to
+// kubectl.
 package tunnel

@@ -21,12 +21,48 @@ var ErrNoTunnel = errors.New("tunnel: node has no tunnel open")
 // safe for concurrent use; the zero value is not: use NewRegistry.
 type Registry struct {
 	mu       sync.Mutex
-	sessions map[string]*yamux.Session
+	sessions map[string]session
 	closed   bool
 }
 
+// session is a node's tunnel: a yamux session on a connection of its
+// own (muxSession) or a control stream on the API connection (control).
+type session interface {
+	open(ctx context.Context) (net.Conn, error)
+	IsClosed() bool
+	Close() error
+}
+
+// muxSession is a tunnel dialled by the agent on a connection of its
+// own.
+type muxSession struct{ *yamux.Session }
+
+// open opens a stream, giving up when ctx ends.
+func (s muxSession) open(ctx context.Context) (net.Conn, error) {
+	type result struct {
+		c   net.Conn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		c, err := s.Open()
+		ch <- result{c, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.c, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.c != nil {
+				r.c.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
 // NewRegistry returns an empty Registry.
-func NewRegistry() *Registry { return &Registry{sessions: map[string]*yamux.Session{}} }
+func NewRegistry() *Registry { return &Registry{sessions: map[string]session{}} }
 
 // IsUpgrade reports whether r asks for a tunnel.
 func IsUpgrade(r *http.Request) bool {
@@ -71,12 +107,12 @@ func (g *Registry) Accept(w http.ResponseWriter, node string) error {
 	// KiB of stack at 10,000 agents): a closed session is replaced by
 	// its agent's next tunnel, skipped by Connected and Dial, and
 	// dropped by Nodes.
-	return g.register(node, sess)
+	return g.register(node, muxSession{sess})
 }
 
 // register makes sess node's tunnel, closing the one it replaces; if
 // the registry is closed, it closes sess.
-func (g *Registry) register(node string, sess *yamux.Session) error {
+func (g *Registry) register(node string, sess session) error {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -122,29 +158,14 @@ func (g *Registry) Dial(ctx context.Context, node string) (net.Conn, error) {
 	if s == nil || s.IsClosed() {
 		return nil, fmt.Errorf("node %s: %w", node, ErrNoTunnel)
 	}
-	type result struct {
-		c   net.Conn
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		c, err := s.Open()
-		ch <- result{c, err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return nil, fmt.Errorf("tunnel to node %s: %w", node, r.err)
+	c, err := s.open(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		return r.c, nil
-	case <-ctx.Done():
-		go func() {
-			if r := <-ch; r.c != nil {
-				r.c.Close()
-			}
-		}()
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("tunnel to node %s: %w", node, err)
 	}
+	return c, nil
 }
 
 // Transport is an http.Transport whose connections are tunnel streams:
@@ -170,7 +191,7 @@ func (g *Registry) Close() {
 	g.mu.Lock()
 	g.closed = true
 	all := g.sessions
-	g.sessions = map[string]*yamux.Session{}
+	g.sessions = map[string]session{}
 	g.mu.Unlock()
 	// Each Close waits for the session's send and receive loops to
 	// end; one after the other, 9,000 of them took a server 15 s to

@@ -88,14 +88,10 @@ func run() error {
 		go http.Serve(ln, nil) //nolint:errcheck // measurement only; ends with the process
 	}
 
-	// The simulator holds a connection per agent (two with -full: the
-	// tunnel's; a few more while they join), and so does the server,
-	// which inherits the limit.
-	conns := uint64(1)
-	if cfg.Full {
-		conns = 2
-	}
-	need := conns*uint64(cfg.Agents) + 1024
+	// The simulator holds a connection per agent (the tunnel is a
+	// stream of it; a few more while they join), and so does the
+	// server, which inherits the limit.
+	need := uint64(cfg.Agents) + 1024
 	limit, err := fleet.RaiseFileLimit(2 * need)
 	if err != nil {
 		return err
