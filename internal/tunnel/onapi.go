@@ -327,9 +327,11 @@ func (x *exchange) finish() {
 	x.rmu.Unlock()
 }
 
-func (x *exchange) LocalAddr() net.Addr                { return tunnelAddr("server") }
-func (x *exchange) RemoteAddr() net.Addr               { return tunnelAddr(x.node) }
-func (x *exchange) SetDeadline(t time.Time) error      { return errors.Join(x.SetReadDeadline(t), x.SetWriteDeadline(t)) }
+func (x *exchange) LocalAddr() net.Addr  { return tunnelAddr("server") }
+func (x *exchange) RemoteAddr() net.Addr { return tunnelAddr(x.node) }
+func (x *exchange) SetDeadline(t time.Time) error {
+	return errors.Join(x.SetReadDeadline(t), x.SetWriteDeadline(t))
+}
 func (x *exchange) SetReadDeadline(t time.Time) error  { return x.rc.SetReadDeadline(t) }
 func (x *exchange) SetWriteDeadline(t time.Time) error { return x.rc.SetWriteDeadline(t) }
 
