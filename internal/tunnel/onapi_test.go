@@ -284,9 +284,9 @@ func TestTunnelExchangeOnlyForItsNode(t *testing.T) {
 	}
 	ac := newAgentConn(&testDuplex{x.Body, pw, xcancel})
 	defer ac.Close()
-	got, err := io.ReadAll(ac) // to the end of the server's half
-	if err := <-dialled; err != nil || string(got) != "for a" {
-		t.Fatalf("a's exchange: %q, %v, dial %v", got, err, err)
+	got, rerr := io.ReadAll(ac) // to the end of the server's half
+	if err := <-dialled; err != nil || rerr != nil || string(got) != "for a" {
+		t.Fatalf("a's exchange: %q, %v, dial %v", got, rerr, err)
 	}
 	// Answered once only.
 	if _, err := post(ctx, hc, srv.URL+Path+"/"+id, "a", strings.NewReader("")); err == nil {
