@@ -231,8 +231,9 @@ type exchange struct {
 	node string
 
 	rmu, wmu  sync.Mutex // a read, a write in progress; none after finish
-	finished  atomic.Bool
-	wclosed   bool // under wmu
+	rdone     bool       // finished, under rmu
+	wdone     bool       // finished, under wmu
+	wclosed   bool       // under wmu
 	readEOF   atomic.Bool
 	writeDone atomic.Bool
 	once      sync.Once
@@ -242,7 +243,7 @@ type exchange struct {
 func (x *exchange) Read(p []byte) (int, error) {
 	x.rmu.Lock()
 	defer x.rmu.Unlock()
-	if x.finished.Load() {
+	if x.rdone {
 		return 0, net.ErrClosed
 	}
 	n, err := x.body.Read(p)
@@ -258,7 +259,7 @@ const maxFrame = 64 << 10
 func (x *exchange) Write(p []byte) (int, error) {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
-	if x.finished.Load() || x.wclosed {
+	if x.wdone || x.wclosed {
 		return 0, net.ErrClosed
 	}
 	n := 0
@@ -291,7 +292,7 @@ func (x *exchange) frame(b []byte) error {
 func (x *exchange) CloseWrite() error {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
-	if x.finished.Load() || x.wclosed {
+	if x.wdone || x.wclosed {
 		return nil
 	}
 	x.wclosed = true
@@ -315,16 +316,17 @@ func (x *exchange) end() { x.once.Do(func() { close(x.done) }) }
 // then it waits for both to return.
 func (x *exchange) finish() {
 	clean := x.readEOF.Load() && x.writeDone.Load()
-	x.finished.Store(true)
 	x.end()
 	if !clean {
 		_ = x.rc.SetWriteDeadline(time.Unix(1, 0))
 	}
 	_ = x.body.Close()
 	x.rmu.Lock()
-	x.wmu.Lock()
-	x.wmu.Unlock()
+	x.rdone = true
 	x.rmu.Unlock()
+	x.wmu.Lock()
+	x.wdone = true
+	x.wmu.Unlock()
 }
 
 func (x *exchange) LocalAddr() net.Addr  { return tunnelAddr("server") }
