@@ -2,22 +2,14 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/skiffhq/skiff/api"
-	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/storage"
-)
-
-// relistDelay is how long an informer waits after a failed list.
-// maxRelistDelay caps the back-off of repeated failures.
-const (
-	relistDelay    = time.Second
-	maxRelistDelay = 30 * time.Second
 )
 
 // Handler is told about a change of one object: old is nil for an
@@ -82,56 +74,44 @@ func KeyOf(obj api.Object) string {
 	return m.Namespace + "/" + m.Name
 }
 
-// Run lists and watches until ctx ends, relisting whenever the watch ends.
-// Failed lists and watches are retried after a back-off that a watch
-// which opened resets. It returns when ctx ends.
+// Run lists and watches until ctx ends, relisting whenever the watch ends
+// (storage.Store.Follow). It returns when ctx ends.
 func (i *Informer) Run(ctx context.Context) {
-	bo := backoff.Backoff{Min: relistDelay, Max: maxRelistDelay, Clock: i.clk}
-	for ctx.Err() == nil {
-		rev, err := i.Resync(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				i.log.Warn("controller informer list failed", "resource", i.resource, "err", err)
-				bo.BackOff(ctx, err)
-			}
-			continue
-		}
-		w, err := i.store.Watch(ctx, i.resource, storage.WatchOptions{Revision: rev, Buffer: storage.InformerWatchBuffer})
-		if err != nil {
-			// compacted between list and watch: list again
-			bo.BackOff(ctx, err)
-			continue
-		}
-		bo.Reset()
-		for ev := range w.Events() {
-			obj, err := ev.Object()
-			if err != nil {
-				i.log.Warn("controller informer skipped an undecodable object", "resource", i.resource, "revision", ev.Revision, "err", err)
-				continue
-			}
-			if ev.Type == storage.Deleted {
-				i.remove(obj, ev.Revision, true)
+	i.store.Follow(ctx, i.resource, storage.Following{
+		Listed: i.replace,
+		Changed: func(typ storage.EventType, obj api.Object, rev int64) {
+			if typ == storage.Deleted {
+				i.remove(obj, rev, true)
 			} else {
-				i.put(obj, ev.Revision)
+				i.put(obj, rev)
 			}
-		}
-		err = w.Err()
-		w.Stop()
-		if ctx.Err() != nil {
-			return
-		}
-		i.log.Info("controller informer relisting", "resource", i.resource, "err", err)
-	}
+		},
+		Failed: func(err error) {
+			if errors.Is(err, storage.ErrRelist) {
+				i.log.Info("controller informer relisting", "resource", i.resource, "err", err)
+				return
+			}
+			i.log.Warn("controller informer", "resource", i.resource, "err", err)
+		},
+		Clock: i.clk,
+	})
 }
 
 // Resync lists the store and replaces the cache with the result, telling
-// handlers what changed; it returns the list's revision. Run calls it; the
-// test harness calls it directly.
+// handlers what changed; it returns the list's revision. The test harness
+// calls it directly.
 func (i *Informer) Resync(ctx context.Context) (int64, error) {
 	objs, rev, err := i.store.List(ctx, i.resource, storage.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
+	i.replace(objs, rev)
+	return rev, nil
+}
+
+// replace makes objs, a list at revision rev, the cache, telling
+// handlers what changed.
+func (i *Informer) replace(objs []api.Object, rev int64) {
 	type change struct{ old, cur api.Object }
 	var changes []change
 	i.mu.Lock()
@@ -170,7 +150,6 @@ func (i *Informer) Resync(ctx context.Context) (int64, error) {
 	for _, c := range changes {
 		i.notify(c.old, c.cur)
 	}
-	return rev, nil
 }
 
 // Assume records obj, just written by a controller with its new

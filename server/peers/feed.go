@@ -3,13 +3,13 @@ package peers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
-	"github.com/skiffhq/skiff/internal/backoff"
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/peerfeed"
 	"github.com/skiffhq/skiff/storage"
@@ -95,48 +95,32 @@ func (f *Feed) Run(ctx context.Context) {
 }
 
 // follow lists the Nodes, then watches them, listing again whenever the
-// watch ends (after a back-off while lists fail).
+// watch ends (storage.Store.Follow).
 func (f *Feed) follow(ctx context.Context) {
-	bo := backoff.Backoff{Min: time.Second, Max: 30 * time.Second, Clock: f.cfg.Clock}
-	for ctx.Err() == nil {
-		objs, rev, err := f.cfg.Store.List(ctx, "nodes", storage.ListOptions{})
-		if err != nil {
-			if ctx.Err() == nil {
-				f.cfg.Logger.Warn("peer feed: listing the Nodes failed", "err", err)
-				bo.BackOff(ctx, err)
-			}
-			continue
-		}
-		f.listed(objs, rev)
-		w, err := f.cfg.Store.Watch(ctx, "nodes", storage.WatchOptions{Revision: rev, Buffer: storage.InformerWatchBuffer})
-		if err != nil {
-			bo.BackOff(ctx, err)
-			continue
-		}
-		bo.Reset()
-		for ev := range w.Events() {
-			obj, err := ev.Object()
-			if err != nil {
-				continue
-			}
+	f.cfg.Store.Follow(ctx, "nodes", storage.Following{
+		Listed: f.listed,
+		Changed: func(typ storage.EventType, obj api.Object, rev int64) {
 			n, ok := obj.(*api.Node)
 			if !ok {
-				continue
+				return
 			}
 			f.mu.Lock()
-			if ev.Type == storage.Deleted {
-				f.removeLocked(n.Name, ev.Revision)
+			defer f.mu.Unlock()
+			if typ == storage.Deleted {
+				f.removeLocked(n.Name, rev)
 			} else {
-				f.putLocked(peerfeed.Of(n), ev.Revision)
+				f.putLocked(peerfeed.Of(n), rev)
 			}
-			f.mu.Unlock()
-		}
-		err = w.Err()
-		w.Stop()
-		if ctx.Err() == nil {
-			f.cfg.Logger.Info("peer feed: listing the Nodes again", "err", err)
-		}
-	}
+		},
+		Failed: func(err error) {
+			if errors.Is(err, storage.ErrRelist) {
+				f.cfg.Logger.Info("peer feed: listing the Nodes again", "err", err)
+				return
+			}
+			f.cfg.Logger.Warn("peer feed", "err", err)
+		},
+		Clock: f.cfg.Clock,
+	})
 }
 
 // listed replaces the set with a list's Nodes at revision rev.

@@ -2,12 +2,13 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
-	"github.com/skiffhq/skiff/internal/backoff"
+
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -68,50 +69,29 @@ type message struct {
 	err  error
 }
 
-// relistDelay is how long an informer waits after a failed list.
-// maxRelistDelay caps the back-off of repeated failures.
-const (
-	relistDelay    = time.Second
-	maxRelistDelay = 30 * time.Second
-)
-
 // inform feeds the loop one resource ("pods" or "nodes"): a list, then a
 // watch from the list's revision, and a fresh list whenever the watch
-// ends (compacted, too slow, or a read error) until ctx ends. Objects
-// are decoded, and pods turned into PodInfo, here, off the loop.
+// ends (compacted, too slow, or a read error) until ctx ends
+// (storage.Store.Follow). Objects are decoded, and pods turned into
+// PodInfo, here, off the loop.
 func (s *Scheduler) inform(ctx context.Context, resource string) {
-	bo := backoff.Backoff{Min: relistDelay, Max: maxRelistDelay, Clock: s.clk}
-	for ctx.Err() == nil {
-		objs, rev, err := s.store.List(ctx, resource, storage.ListOptions{})
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("scheduler list failed", "resource", resource, "err", err)
-				bo.BackOff(ctx, err)
-			}
-			continue
-		}
-		lm := listMessage(resource, objs)
-		s.self.forgetListed(lm.pods)
-		s.in.put(lm)
-		w, err := s.store.Watch(ctx, resource, storage.WatchOptions{Revision: rev, Buffer: storage.InformerWatchBuffer})
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("scheduler watch failed", "resource", resource, "err", err)
+	s.store.Follow(ctx, resource, storage.Following{
+		Listed: func(objs []api.Object, _ int64) {
+			lm := listMessage(resource, objs)
+			s.self.forgetListed(lm.pods)
+			s.in.put(lm)
+		},
+		Consume: func(w *storage.Watcher) { s.consume(ctx, resource, w) },
+		Failed: func(err error) {
+			if errors.Is(err, storage.ErrRelist) {
 				s.metrics.Relists.Add(1)
-				bo.BackOff(ctx, err)
+				s.log.Info("scheduler relisting", "resource", resource, "err", err)
+				return
 			}
-			continue
-		}
-		bo.Reset()
-		s.consume(ctx, resource, w)
-		err = w.Err()
-		w.Stop()
-		if ctx.Err() != nil {
-			return
-		}
-		s.metrics.Relists.Add(1)
-		s.log.Info("scheduler relisting", "resource", resource, "err", err)
-	}
+			s.log.Warn("scheduler", "resource", resource, "err", err)
+		},
+		Clock: s.clk,
+	})
 }
 
 // consume turns w's events into messages for the loop until the watch
