@@ -279,9 +279,19 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// dialTLS handshakes with addr and reports the outcome on the channel.
+// fleetAddr is where the slot tests' clients dial from: a loopback
+// address that is not this machine's own (127.0.0.1 takes no slot).
+var fleetAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
+
+// dialTLS handshakes with addr from fleetAddr and reports the outcome on
+// the channel.
 func dialTLS(fx handshakeFixture, addr string, out chan<- error) {
-	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, fx.client.Clone())
+	dialTLSFrom(fx, addr, fleetAddr, out)
+}
+
+// dialTLSFrom handshakes with addr from local.
+func dialTLSFrom(fx handshakeFixture, addr string, local *net.TCPAddr, out chan<- error) {
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second, LocalAddr: local}, "tcp", addr, fx.client.Clone())
 	if err == nil {
 		c.Close()
 	}
@@ -327,6 +337,49 @@ func TestHandshakeSlotsBoundTheServersPart(t *testing.T) {
 	waitUntil(t, "every handshake counted", func() bool { return hl.Stats().OK == int64(slots+extra) })
 	if st := hl.Stats(); st.Failed != 0 || st.Waiting != 0 {
 		t.Errorf("stats = %+v; want none failed or waiting", st)
+	}
+}
+
+// A client on this machine (127.0.0.1) takes no slot: with every slot
+// held and fleet clients waiting, its handshake completes at once.
+func TestHandshakeFromThisMachineTakesNoSlot(t *testing.T) {
+	fx := newHandshakeFixture(t)
+	gate := make(chan struct{})
+	defer close(gate)
+	var inside, calls atomic.Int64
+	hl := gatedListener(t, fx, gate, &inside, &calls, 10*time.Second)
+	go func() {
+		for {
+			c, err := hl.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	slots := cap(hl.slots)
+	held := make(chan error, slots+1)
+	for range slots + 1 {
+		go dialTLS(fx, hl.Addr().String(), held)
+	}
+	waitUntil(t, "every slot taken and one waiting", func() bool { return inside.Load() == int64(slots) && hl.Stats().Waiting == 1 })
+	// The gate holds every handshake that reaches the server's part,
+	// this one too: it got there with no slot while the fleet's wait.
+	local := make(chan error, 1)
+	go dialTLSFrom(fx, hl.Addr().String(), &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, local)
+	waitUntil(t, "the local handshake past the slots", func() bool { return inside.Load() == int64(slots)+1 })
+	if st := hl.Stats(); st.Waiting != 1 {
+		t.Fatalf("stats %+v; want the fleet's one still waiting", st)
+	}
+	for _, a := range []string{"127.0.0.1:1", "[::1]:1"} {
+		if ta, _ := net.ResolveTCPAddr("tcp", a); !fromThisMachine(ta) {
+			t.Errorf("%s is not from this machine", a)
+		}
+	}
+	for _, a := range []string{"127.0.0.2:1", "127.1.2.3:1", "10.0.0.1:1", "[::2]:1"} {
+		if ta, _ := net.ResolveTCPAddr("tcp", a); fromThisMachine(ta) {
+			t.Errorf("%s is from this machine", a)
+		}
 	}
 }
 
@@ -398,7 +451,7 @@ func TestHandshakeSlotFreedWhileTheClientAnswers(t *testing.T) {
 	closed := make(chan struct{})
 	defer close(closed)
 	for i := range 2 * (slots + 1) {
-		raw, err := net.Dial("tcp", addr)
+		raw, err := (&net.Dialer{LocalAddr: fleetAddr}).Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
