@@ -255,6 +255,17 @@ func gatedConfig(fx handshakeFixture, gate <-chan struct{}, inside, calls *atomi
 	return cfg
 }
 
+// closeAccepted closes every connection hl hands over, until it closes.
+func closeAccepted(hl *handshakeListener) {
+	for {
+		c, err := hl.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
+}
+
 // gatedListener is a handshakeListener on loopback over gatedConfig,
 // closed when the test ends.
 func gatedListener(t *testing.T, fx handshakeFixture, gate <-chan struct{}, inside, calls *atomic.Int64, timeout time.Duration) *handshakeListener {
@@ -305,15 +316,7 @@ func TestHandshakeSlotsBoundTheServersPart(t *testing.T) {
 	gate := make(chan struct{})
 	var inside, calls atomic.Int64
 	hl := gatedListener(t, fx, gate, &inside, &calls, 10*time.Second)
-	go func() {
-		for {
-			c, err := hl.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go closeAccepted(hl)
 	slots := cap(hl.slots)
 	const extra = 3
 	done := make(chan error, slots+extra)
@@ -348,15 +351,7 @@ func TestHandshakeFromThisMachineTakesNoSlot(t *testing.T) {
 	defer close(gate)
 	var inside, calls atomic.Int64
 	hl := gatedListener(t, fx, gate, &inside, &calls, 10*time.Second)
-	go func() {
-		for {
-			c, err := hl.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go closeAccepted(hl)
 	slots := cap(hl.slots)
 	held := make(chan error, slots+1)
 	for range slots + 1 {

@@ -130,25 +130,7 @@ func TestTunnelOnAPIConnectionCarriesRequestsAndStreams(t *testing.T) {
 	srv := apiServer(t, g, &served)
 	hc := h2Client(srv)
 	defer hc.CloseIdleConnections()
-	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !IsStreamUpgrade(r) {
-			fmt.Fprintf(w, "first served %s", r.URL.Path)
-			return
-		}
-		c, err := AcceptStream(w)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer c.Close()
-		if r.URL.Path == "/count" {
-			// To the end of the server's half, then answer on ours.
-			n, err := io.Copy(io.Discard, c)
-			fmt.Fprintf(c, "counted %d, %v", n, err)
-			return
-		}
-		io.Copy(c, c)
-	})
+	echo := echoAgent(t, "first served")
 	agentOnAPI(t, hc, srv.URL, "a", echo)
 	waitFor(t, func() bool { return g.Connected("a") })
 	rt := g.Transport()

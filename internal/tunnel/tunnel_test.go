@@ -57,19 +57,7 @@ func TestTunnelCarriesRequestsAndStreams(t *testing.T) {
 	g := NewRegistry()
 	defer g.Close()
 	srv, ca := testServer(t, g)
-	agentServe(t, srv.URL, ca, "a", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !IsStreamUpgrade(r) {
-			fmt.Fprintf(w, "a served %s", r.URL.Path)
-			return
-		}
-		c, err := AcceptStream(w)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer c.Close()
-		io.Copy(c, c) // echo
-	}))
+	agentServe(t, srv.URL, ca, "a", echoAgent(t, "a served"))
 	waitFor(t, func() bool { return g.Connected("a") })
 	rt := g.Transport()
 	defer rt.CloseIdleConnections()
@@ -149,6 +137,30 @@ func TestDialRefused(t *testing.T) {
 	if !errors.As(err, &refused) || refused.Code != http.StatusUnauthorized || refused.Message != "who are you" {
 		t.Fatalf("Dial with a bad token = %v; want RefusedError 401 \"who are you\"", err)
 	}
+}
+
+// echoAgent answers a plain request with "<served> <path>", and on an
+// upgraded stream echoes what it reads; on /count it reads to the end of
+// the server's half, then answers with how much it read.
+func echoAgent(t *testing.T, served string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !IsStreamUpgrade(r) {
+			fmt.Fprintf(w, "%s %s", served, r.URL.Path)
+			return
+		}
+		c, err := AcceptStream(w)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		if r.URL.Path == "/count" {
+			n, err := io.Copy(io.Discard, c)
+			fmt.Fprintf(c, "counted %d, %v", n, err)
+			return
+		}
+		io.Copy(c, c)
+	})
 }
 
 func waitFor(t *testing.T, cond func() bool) {
