@@ -385,7 +385,10 @@ func TestHandshakeSlotWaitEndsAtTheDeadline(t *testing.T) {
 	gate := make(chan struct{})
 	defer close(gate)
 	var inside, calls atomic.Int64
-	hl := gatedListener(t, fx, gate, &inside, &calls, 300*time.Millisecond)
+	// Long enough for every held client's hello to arrive in time under
+	// emulation (armv7 under qemu took longer than 300 ms for some of
+	// them), short enough for the late one to wait it out.
+	hl := gatedListener(t, fx, gate, &inside, &calls, 3*time.Second)
 	slots := cap(hl.slots)
 	held := make(chan error, slots)
 	for range slots {
