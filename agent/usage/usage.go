@@ -93,9 +93,12 @@ func New(cfg Config) (*Reporter, error) {
 // failed send is logged and dropped: the next report supersedes it, so
 // nothing is retried sooner than Interval.
 func (r *Reporter) Run(ctx context.Context) error {
+	// The time first, then the ticker: a clock that moves in between
+	// (a test's, stepped once the ticker waits) would announce the
+	// first report for later than it goes.
+	tick := r.clk.Now()
 	t := r.clk.NewTicker(r.cfg.Interval)
 	defer t.Stop()
-	tick := r.clk.Now()
 	for {
 		if r.cfg.Due != nil {
 			r.cfg.Due(tick.Add(r.cfg.Interval))
