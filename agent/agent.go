@@ -471,7 +471,14 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 		return err
 	}
 	objs.attach(cache)
-	src, err := config.NewAPISource(config.APISourceConfig{Client: c, NodeName: a.cfg.NodeName, Clock: a.clk, Logger: a.log.With("component", "api-source")}, merger)
+	// The pod, Service and EndpointSlice watches share one stream.
+	mux := client.NewWatchMux(c, a.clk)
+	g.Go("watch-stream", func(ctx context.Context) error {
+		mux.Run(ctx)
+		return ctx.Err()
+	})
+	watches := client.MuxedWatches{Client: c, Mux: mux}
+	src, err := config.NewAPISource(config.APISourceConfig{Client: watches, NodeName: a.cfg.NodeName, Clock: a.clk, Logger: a.log.With("component", "api-source")}, merger)
 	if err != nil {
 		return err
 	}
@@ -485,7 +492,7 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	sink := &readyNotifier{sink: a.network, ready: a.network.Ready, changed: a.triggerNodeStatus}
 	nodes := &network.PeerWatcher{Client: c, Sink: sink, Clock: a.clk, Logger: a.log.With("component", "network")}
 	g.Go("node-watcher", nodes.Run)
-	a.services.watch(g, c)
+	a.services.watch(g, watches)
 	reaper := &volumes.Reaper{Dir: a.path("volumes"), Volumes: volumeChecker{c}, Clock: a.clk, Logger: a.log.With("component", "volumes")}
 	g.Go("volume-reaper", func(ctx context.Context) error {
 		reaper.Run(ctx)

@@ -97,7 +97,7 @@ func (s *services) start(g *supervise.Group) {
 }
 
 // watch starts the Watcher with the node's client.
-func (s *services) watch(g *supervise.Group, c *client.Client) {
+func (s *services) watch(g *supervise.Group, c client.ListWatcher) {
 	w := &proxy.Watcher{Client: c, Sinks: []proxy.Sink{s}, Checkpoint: s.checkpoint, Clock: s.a.clk, Logger: s.a.log.With("component", "services")}
 	g.Go("services", w.Run)
 }

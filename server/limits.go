@@ -16,6 +16,7 @@ import (
 	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/internal/peerfeed"
 	"github.com/skiffhq/skiff/internal/tunnel"
+	"github.com/skiffhq/skiff/server/apiserver"
 )
 
 // Defaults of the request limits (Config.BodyReadTimeout,
@@ -90,7 +91,7 @@ func isLongRunning(r *http.Request) bool {
 	switch {
 	case isTrueParam(queryParam(r, "watch")), isTrueParam(queryParam(r, "follow")):
 		return true
-	case strings.Contains(r.URL.Path, "/watch/"), r.URL.Path == peerfeed.Path, strings.HasPrefix(r.URL.Path, tunnel.Path):
+	case strings.Contains(r.URL.Path, "/watch/"), r.URL.Path == peerfeed.Path, r.URL.Path == apiserver.WatchesPath, strings.HasPrefix(r.URL.Path, tunnel.Path):
 		return true
 	case r.Header.Get("Upgrade") != "":
 		return true

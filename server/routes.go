@@ -71,6 +71,7 @@ func (s *server) routes() http.Handler {
 		r.Post(tunnel.Path, s.serveTunnel)
 		r.Post(tunnel.Path+"/{id}", s.serveTunnelExchange)
 		r.Get(peerfeed.Path, s.servePeers)
+		r.Get(apiserver.WatchesPath, s.api.ServeWatches)
 		r.With(requireAdminFor("back up the store")).Get(backupPath, s.backup)
 		// Discovery (/api, /apis and below) and OpenAPI are for any
 		// authenticated identity, as Kubernetes' system:discovery role.

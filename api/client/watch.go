@@ -63,10 +63,18 @@ type Watcher struct {
 	obj  []byte // the last event's object, reused
 	rv   string
 	err  error // sticky: once set, Next returns it
+
+	// A watch on a WatchMux reads its events from feed, not body.
+	feed      *muxSub
+	closeFeed func()
 }
 
 func newWatcher(ctx context.Context, res api.ResourceInfo, body io.ReadCloser, rv string) *Watcher {
-	return &Watcher{ctx: ctx, res: res, body: body, dec: jsontext.NewDecoder(body, watchJSON...), rv: rv}
+	w := &Watcher{ctx: ctx, res: res, body: body, rv: rv}
+	if body != nil {
+		w.dec = jsontext.NewDecoder(body, watchJSON...)
+	}
+	return w
 }
 
 // maxKeptEventBytes is the largest object buffer a Watcher keeps for the
@@ -137,6 +145,9 @@ func (w *Watcher) next() (api.WatchEvent, error) {
 // watch cost it). object is valid until the next call; the end of the
 // stream between two events is io.EOF.
 func (w *Watcher) readEvent() (typ string, object []byte, err error) {
+	if w.feed != nil {
+		return w.feed.read(w.ctx)
+	}
 	d := w.dec
 	tok, err := d.ReadToken()
 	if err != nil {
@@ -196,6 +207,10 @@ func (w *Watcher) ResourceVersion() string { return w.rv }
 func (w *Watcher) Close() error {
 	if w.err == nil {
 		w.err = errWatcherClosed
+	}
+	if w.feed != nil {
+		w.closeFeed()
+		return nil
 	}
 	return w.body.Close()
 }

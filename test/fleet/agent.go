@@ -143,11 +143,17 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.mu.Lock()
 	a.manager, a.reg = sm, reg
 	a.mu.Unlock()
-	src, err := config.NewAPISource(config.APISourceConfig{Client: c, NodeName: a.cfg.Name, Clock: a.cfg.Clock, Logger: log}, a)
+	// As the real agent (agent.online): the watches share one stream.
+	mux := client.NewWatchMux(c, a.cfg.Clock)
+	watches := client.MuxedWatches{Client: c, Mux: mux}
+	src, err := config.NewAPISource(config.APISourceConfig{Client: watches, NodeName: a.cfg.Name, Clock: a.cfg.Clock, Logger: log}, a)
 	if err != nil {
 		return err
 	}
-	loops := []func(context.Context) error{reg.Run, sm.Run, src.Run}
+	loops := []func(context.Context) error{reg.Run, sm.Run, src.Run, func(ctx context.Context) error {
+		mux.Run(ctx)
+		return ctx.Err()
+	}}
 	if a.cfg.Usage > 0 {
 		// The real agent's reporter (build the report, POST it) over a
 		// simulated reading of the node and its pods.
@@ -162,7 +168,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		loops = append(loops, rep.Run)
 	}
 	if a.cfg.Full {
-		loops = append(loops, a.fullLoops(c, cred)...)
+		loops = append(loops, a.fullLoops(c, watches, cred)...)
 	}
 	var wg sync.WaitGroup
 	for _, run := range loops {

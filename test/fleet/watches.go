@@ -37,12 +37,12 @@ type Seen struct {
 // EndpointSlices (checkpointed in the agent's directory, as the real
 // one's), and the tunnel the server reaches the agent through, serving
 // nothing (404). Only what they feed is replaced: sinks that count.
-func (a *Agent) fullLoops(c *client.Client, cred node.Credentials) []func(context.Context) error {
+func (a *Agent) fullLoops(c *client.Client, watches client.ListWatcher, cred node.Credentials) []func(context.Context) error {
 	var nodes interface{ Run(context.Context) error } = &feedReader{api: c, seen: a.cfg.Seen, clk: a.cfg.Clock}
 	if a.cfg.PeerSets {
 		nodes = &network.PeerWatcher{Client: c, Sink: nodeCounter{a.cfg.Seen}, Clock: a.cfg.Clock, Logger: a.cfg.Logger}
 	}
-	services := &proxy.Watcher{Client: c, Sinks: []proxy.Sink{proxy.SinkFunc(func(*proxy.Snapshot) error {
+	services := &proxy.Watcher{Client: watches, Sinks: []proxy.Sink{proxy.SinkFunc(func(*proxy.Snapshot) error {
 		if a.cfg.Seen != nil {
 			a.cfg.Seen.Snapshots.Add(1)
 		}

@@ -1,0 +1,375 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/backoff"
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// WatchesPath is the server's endpoint for several watches on one stream
+// (server/apiserver.WatchesPath).
+const WatchesPath = "/api/v1/skiff/watches"
+
+// MaxMuxWatches is the most watches one WatchMux stream carries (the
+// server's bound); further watches get a stream of their own.
+const MaxMuxWatches = 4
+
+// WatchMux carries several watches on one stream (GET WatchesPath):
+// an agent's pods, Services and EndpointSlices cost the server one
+// HTTP/2 stream, one handler goroutine and one response buffer instead
+// of three. Its Watch has the signature and the Watcher of
+// Client.Watch, so an informer loop takes either.
+//
+// Run holds the stream. A watch that starts or ends opens it again with
+// the watches then live, each from the last revision it delivered; a
+// stream that breaks (the server restarted, the link dropped) is opened
+// again after a backoff, and the watches go on as if nothing happened.
+// Only what the server says of one watch (an ERROR event: 410 for a
+// revision too old) ends that watch, as on its own stream. A server
+// without the endpoint (404 or 405) makes the WatchMux give every watch
+// its own stream from then on: the watches live at that moment end with
+// an error, and their loops watch again.
+type WatchMux struct {
+	c   *Client
+	clk clock.Clock
+
+	mu      sync.Mutex
+	subs    []*muxSub
+	cancel  context.CancelFunc // ends the stream being read, to open it again
+	changed chan struct{}      // a watch started; capacity 1
+	direct  atomic.Bool        // the server has no WatchesPath
+}
+
+// NewWatchMux returns a WatchMux on c; Run must be running for its
+// watches to receive anything.
+func NewWatchMux(c *Client, clk clock.Clock) *WatchMux {
+	return &WatchMux{c: c, clk: clock.Or(clk), changed: make(chan struct{}, 1)}
+}
+
+// muxSub is one watch of the mux.
+type muxSub struct {
+	res  api.ResourceInfo
+	ns   string
+	opts ListOptions
+	rv   string // where the watch resumes; owned by Run once added
+
+	events chan muxEvent // to the Watcher; closed by Run after an ERROR
+	done   chan struct{} // closed when the watch ends on the client's side
+	once   sync.Once
+	err    error // why done was closed
+}
+
+// muxEvent is one event handed to a watch.
+type muxEvent struct {
+	typ    string
+	object []byte // the watch's own copy
+}
+
+// muxEventBuffer is how many events a watch may hold before Run waits
+// for its consumer: an agent's consumers apply events to caches, so
+// they only fall behind by a burst.
+const muxEventBuffer = 64
+
+// errMuxDirect ends the watches live when the server turns out to have
+// no WatchesPath: their loops watch again, each on its own stream.
+var errMuxDirect = errors.New("watch: the server has no multiplexed watches; watching on a stream of its own")
+
+// Watch starts a watch carried by the mux's stream. Its Watcher behaves
+// as Client.Watch's: events until ctx is done, Close, or an ERROR (410:
+// relist). It does not fail for the server's sake: a refusal arrives as
+// the Watcher's error.
+func (m *WatchMux) Watch(ctx context.Context, res api.ResourceInfo, ns string, opts WatchOptions) (*Watcher, error) {
+	if m.direct.Load() {
+		return m.c.Watch(ctx, res, ns, opts)
+	}
+	if err := checkResource(res); err != nil {
+		return nil, err
+	}
+	s := &muxSub{res: res, ns: ns, opts: opts.ListOptions, rv: opts.ResourceVersion,
+		events: make(chan muxEvent, muxEventBuffer), done: make(chan struct{})}
+	m.mu.Lock()
+	if len(m.subs) >= MaxMuxWatches {
+		m.mu.Unlock()
+		return m.c.Watch(ctx, res, ns, opts)
+	}
+	m.subs = append(m.subs, s)
+	m.pokeLocked()
+	m.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { m.end(s, ctx.Err()) })
+	w := newWatcher(ctx, res, nil, opts.ResourceVersion)
+	w.feed = s
+	w.closeFeed = func() { stop(); m.end(s, errWatcherClosed) }
+	return w, nil
+}
+
+// pokeLocked makes Run open the stream again with the watches now live.
+func (m *WatchMux) pokeLocked() {
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
+}
+
+// end removes s: its Watcher returns err from then on. The stream goes
+// on until the next change (events of s are then dropped): ending one
+// watch is mostly followed by starting another.
+func (m *WatchMux) end(s *muxSub, err error) {
+	s.once.Do(func() {
+		s.err = err
+		close(s.done)
+	})
+	m.remove(s)
+}
+
+// remove takes s out of the watches the next stream carries.
+func (m *WatchMux) remove(s *muxSub) {
+	m.mu.Lock()
+	for i, o := range m.subs {
+		if o == s {
+			m.subs = append(m.subs[:i], m.subs[i+1:]...)
+			break
+		}
+	}
+	m.mu.Unlock()
+}
+
+// read returns s's next event for its Watcher.
+func (s *muxSub) read(ctx context.Context) (string, []byte, error) {
+	select {
+	case ev, ok := <-s.events:
+		if !ok {
+			return "", nil, io.EOF
+		}
+		return ev.typ, ev.object, nil
+	case <-s.done:
+		return "", nil, s.err
+	case <-ctx.Done():
+		return "", nil, ctx.Err()
+	}
+}
+
+// Run holds the stream until ctx is done.
+func (m *WatchMux) Run(ctx context.Context) {
+	bo := backoff.Backoff{Clock: m.clk}
+	for ctx.Err() == nil && !m.direct.Load() {
+		m.mu.Lock()
+		select {
+		case <-m.changed: // this stream has every watch started so far
+		default:
+		}
+		subs := append([]*muxSub(nil), m.subs...)
+		sctx, cancel := context.WithCancel(ctx)
+		m.cancel = cancel
+		m.mu.Unlock()
+		if len(subs) == 0 {
+			cancel()
+			select {
+			case <-m.changed:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		progressed, err := m.stream(sctx, subs)
+		cancel()
+		if progressed {
+			bo.Reset()
+		}
+		switch {
+		case ctx.Err() != nil:
+			return
+		case sctx.Err() != nil:
+			continue // a watch started: open again at once
+		case isStatus(err, http.StatusNotFound, http.StatusMethodNotAllowed):
+			m.direct.Store(true)
+			m.failAll(errMuxDirect)
+			return
+		case isClientRefusal(err):
+			// The server refused the watches (400, 403): each loop
+			// hears it and backs off on its own.
+			m.failAll(err)
+			continue
+		}
+		if !bo.BackOff(ctx, err) {
+			return
+		}
+	}
+}
+
+// failAll ends every watch live with err.
+func (m *WatchMux) failAll(err error) {
+	m.mu.Lock()
+	subs := append([]*muxSub(nil), m.subs...)
+	m.mu.Unlock()
+	for _, s := range subs {
+		m.end(s, err)
+	}
+}
+
+// isStatus reports whether err is a StatusError with one of codes.
+func isStatus(err error, codes ...int32) bool {
+	var se *api.StatusError
+	if !errors.As(err, &se) {
+		return false
+	}
+	for _, c := range codes {
+		if se.Status.Code == c {
+			return true
+		}
+	}
+	return false
+}
+
+// isClientRefusal reports a 4xx answer other than 408 and 429, which
+// a later try may not get.
+func isClientRefusal(err error) bool {
+	var se *api.StatusError
+	return errors.As(err, &se) && se.Status.Code >= 400 && se.Status.Code < 500 &&
+		se.Status.Code != http.StatusRequestTimeout && se.Status.Code != http.StatusTooManyRequests
+}
+
+// stream opens one stream for subs and hands its events out until it
+// ends; it reports whether an event came.
+func (m *WatchMux) stream(ctx context.Context, subs []*muxSub) (bool, error) {
+	q := url.Values{}
+	for _, s := range subs {
+		wq := s.opts.query()
+		if s.rv != "" {
+			wq.Set("resourceVersion", s.rv)
+		}
+		spec := collectionPath(s.res, s.ns)
+		if len(wq) > 0 {
+			spec += "?" + wq.Encode()
+		}
+		q.Add("watch", spec)
+	}
+	resp, err := m.c.send(ctx, request{method: http.MethodGet, path: WatchesPath, query: q})
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	dec := jsontext.NewDecoder(resp.Body, watchJSON...)
+	progressed := false
+	var obj []byte
+	for {
+		var i int
+		var rv, typ string
+		i, rv, typ, obj, err = readMuxEvent(dec, obj[:0])
+		if err != nil {
+			return progressed, fmt.Errorf("watch stream: %w", err)
+		}
+		if i < 0 || i >= len(subs) {
+			return progressed, fmt.Errorf("watch stream: event of watch %d of %d", i, len(subs))
+		}
+		progressed = true
+		s := subs[i]
+		ev := muxEvent{typ: typ, object: append([]byte(nil), obj...)}
+		select {
+		case s.events <- ev:
+		case <-s.done:
+			continue // ended here; the next stream leaves it out
+		case <-ctx.Done():
+			return progressed, ctx.Err()
+		}
+		if typ == api.Error {
+			// The server ended this watch; its loop relists.
+			close(s.events)
+			m.remove(s)
+			continue
+		}
+		if rv != "" {
+			s.rv = rv
+		}
+	}
+}
+
+// readMuxEvent reads one {"watch":i,"resourceVersion":…,"type":…,
+// "object":…} line, appending the object to obj.
+func readMuxEvent(d *jsontext.Decoder, obj []byte) (i int, rv, typ string, _ []byte, err error) {
+	tok, err := d.ReadToken()
+	if err != nil {
+		return 0, "", "", obj, err
+	}
+	if tok.Kind() != '{' {
+		return 0, "", "", obj, fmt.Errorf("event at offset %d is not an object", d.InputOffset())
+	}
+	i = -1
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return 0, "", "", obj, err
+		}
+		name := tok.String() // the token is void after the next read
+		switch name {
+		case "watch":
+			v, err := d.ReadToken()
+			if err != nil {
+				return 0, "", "", obj, err
+			}
+			if v.Kind() != '0' {
+				return 0, "", "", obj, fmt.Errorf("event at offset %d: watch is not an index", d.InputOffset())
+			}
+			n, perr := strconv.ParseUint(v.String(), 10, 8)
+			if perr != nil {
+				return 0, "", "", obj, fmt.Errorf("event at offset %d: watch is not an index", d.InputOffset())
+			}
+			i = int(n)
+		case "resourceVersion", "type":
+			v, err := d.ReadToken()
+			if err != nil {
+				return 0, "", "", obj, err
+			}
+			if v.Kind() != '"' {
+				return 0, "", "", obj, fmt.Errorf("event at offset %d: %s is not a string", d.InputOffset(), name)
+			}
+			if name == "type" {
+				typ = v.String()
+			} else {
+				rv = v.String()
+			}
+		case "object":
+			v, err := d.ReadValue()
+			if err != nil {
+				return 0, "", "", obj, err
+			}
+			obj = append(obj, v...)
+		default:
+			if err := d.SkipValue(); err != nil {
+				return 0, "", "", obj, err
+			}
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return 0, "", "", obj, err
+	}
+	return i, rv, typ, obj, nil
+}
+
+// MuxedWatches is a ListWatcher whose lists go to its Client and whose
+// watches ride its WatchMux.
+type MuxedWatches struct {
+	*Client
+	Mux *WatchMux
+}
+
+// Watch implements ListWatcher.
+func (m MuxedWatches) Watch(ctx context.Context, res api.ResourceInfo, ns string, opts WatchOptions) (*Watcher, error) {
+	return m.Mux.Watch(ctx, res, ns, opts)
+}
+
+var _ ListWatcher = MuxedWatches{}

@@ -1,0 +1,294 @@
+package apiserver
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/storage"
+)
+
+// WatchesPath serves several watches on one stream (GET, one "watch"
+// query parameter a watch): an agent's pods, Services and EndpointSlices
+// travel together instead of on three HTTP/2 streams. Each stream costs
+// the server a handler goroutine, a 4 KiB response buffer, a request and
+// its context for the stream's life: at 10,000 agents, five streams an
+// agent were most of the server's memory.
+//
+// Each parameter is the path and query of a watch as GET would take it
+// (/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=42);
+// each is checked and authorized as that request would be, and the first
+// refused refuses the whole request, before anything is watched. Each
+// line of the answer is a watch event with two more members:
+//
+//	{"watch":0,"resourceVersion":"43","type":"ADDED","object":{...}}
+//
+// watch is the index of the parameter, resourceVersion the event's
+// revision (where that watch resumes). A watch that ends (410 for a
+// compacted revision or a consumer too slow) sends its ERROR event and
+// the others go on; the stream ends when the last one ended.
+const WatchesPath = "/api/v1/skiff/watches"
+
+// maxWatches bounds the watches of one stream: an agent needs three.
+const maxWatches = 4
+
+// subWatch is one watch of a WatchesPath stream.
+type subWatch struct {
+	rt      route
+	from    int64
+	initial [][]byte
+	w       *storage.Watcher
+	enc     eventEncoder
+	last    int64 // the revision of its last event or bookmark
+	ended   bool
+	failed  error // why the watch could not start (a compacted revision)
+}
+
+// ServeWatches answers GET WatchesPath. The caller authenticated r;
+// each watch is authorized here, with the verb watch.
+func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		s.methodNotAllowed(w, r)
+		return
+	}
+	specs := r.URL.Query()["watch"]
+	if len(specs) == 0 || len(specs) > maxWatches {
+		writeStatus(w, api.NewBadRequest("watch: give 1 to %d watches, not %d", maxWatches, len(specs)))
+		return
+	}
+	subs := make([]*subWatch, 0, len(specs))
+	defer func() {
+		for _, sw := range subs {
+			if sw.w != nil {
+				sw.w.Stop()
+			}
+		}
+	}()
+	for i, spec := range specs {
+		sw, err := s.subWatch(r, i, spec)
+		if err != nil {
+			s.writeError(w, r, err, nil, "")
+			return
+		}
+		subs = append(subs, sw)
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	deadline := watchDeadline{heartbeat: s.heartbeat}
+	var head []byte
+	// send writes watch i's event line (one of the encoder's lines)
+	// with the two members in front.
+	send := func(i int, rev int64, line []byte) bool {
+		if at, renew := deadline.renew(time.Now()); renew {
+			rc.SetWriteDeadline(at)
+		}
+		head = append(head[:0], `{"watch":`...)
+		head = strconv.AppendInt(head, int64(i), 10)
+		if rev > 0 {
+			head = append(head, `,"resourceVersion":"`...)
+			head = strconv.AppendInt(head, rev, 10)
+			head = append(head, '"')
+		}
+		head = append(head, ',')
+		if _, err := w.Write(head); err != nil {
+			return false
+		}
+		_, err := w.Write(line[1:]) // the line without its '{'
+		return err == nil
+	}
+	// end sends watch i's ERROR event and stops it. A watch that ended
+	// without an error (the store closing) ends the stream.
+	end := func(i int, err error) bool {
+		sw := subs[i]
+		sw.ended = true
+		sw.w.Stop()
+		return err != nil && send(i, 0, errorEvent(err))
+	}
+	for i, sw := range subs {
+		if sw.w == nil {
+			// The watch could not start (a compacted revision): its
+			// ERROR, and the others go on.
+			sw.ended = true
+			if !send(i, 0, errorEvent(sw.failed)) {
+				return
+			}
+			continue
+		}
+		if sw.initial == nil {
+			continue
+		}
+		// The current objects carry no revision (a stream cut among
+		// them must list again); the BOOKMARK after them does.
+		for _, it := range sw.initial {
+			if !send(i, 0, sw.enc.render(api.Added, it)) {
+				return
+			}
+			sw.enc.release()
+		}
+		sw.initial = nil
+		if !send(i, sw.from, sw.enc.bookmark(sw.from)) {
+			return
+		}
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	beat := s.clock.NewTicker(s.heartbeat)
+	defer beat.Stop()
+	conn := connActivityOf(r.Context())
+	seen, ticks, marked := conn.load(), 0, s.store.Revision()
+	for {
+		n, live := 0, 0
+		for i, sw := range subs {
+			if sw.ended {
+				continue
+			}
+			for k := 0; k < maxBurst; k++ {
+				ev, ok := sw.w.Next()
+				if !ok {
+					break
+				}
+				if !send(i, ev.Revision, sw.enc.render(ev.Type.String(), ev.Value)) {
+					return
+				}
+				sw.enc.release()
+				sw.last = ev.Revision
+				n++
+			}
+			select {
+			case <-sw.w.Done():
+				// An ended watch has nothing more.
+				if r.Context().Err() != nil || !end(i, sw.w.Err()) {
+					return
+				}
+				n++
+				continue
+			default:
+			}
+			live++
+		}
+		if n > 0 {
+			if rc.Flush() != nil {
+				return
+			}
+			conn.note()
+			continue // until every watch has nothing ready
+		}
+		if live == 0 {
+			return
+		}
+		var ready, done [maxWatches]<-chan struct{}
+		for i, sw := range subs {
+			if !sw.ended {
+				ready[i], done[i] = sw.w.Ready(), sw.w.Done()
+			}
+		}
+		select {
+		case <-ready[0]:
+		case <-ready[1]:
+		case <-ready[2]:
+		case <-ready[3]:
+		case <-done[0]:
+		case <-done[1]:
+		case <-done[2]:
+		case <-done[3]:
+		case <-beat.C():
+			ticks++
+			due := ticks >= bookmarkTicks || s.store.Revision()-marked >= bookmarkLag
+			if cur := conn.load(); conn != nil && cur != seen && !due {
+				seen = cur
+				s.keepAlivesSkipped.Add(1)
+				if at, renew := deadline.renew(time.Now()); renew {
+					rc.SetWriteDeadline(at)
+				}
+				continue
+			}
+			marked = s.store.Revision()
+			for i, sw := range subs {
+				if sw.ended {
+					continue
+				}
+				sw.last = max(sw.last, sw.w.Progress())
+				if !send(i, sw.last, sw.enc.bookmark(sw.last)) {
+					return
+				}
+			}
+			if rc.Flush() != nil {
+				return
+			}
+			conn.note()
+			seen, ticks = conn.load(), 0
+			s.keepAlives.Add(1)
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// subWatch checks, authorizes and starts watch i of a WatchesPath
+// request: spec is the path and query of the watch. A revision too old
+// to watch from is not an error here: the watch's ERROR event says so.
+func (s *Server) subWatch(r *http.Request, i int, spec string) (*subWatch, error) {
+	u, err := url.Parse(spec)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Fragment != "" {
+		return nil, api.NewBadRequest("watch[%d]: %q is not the path and query of a watch", i, spec)
+	}
+	group, version, rest, ok := splitAPIPath(u.Path)
+	if !ok {
+		return nil, api.NewBadRequest("watch[%d]: %q is not a resource path", i, u.Path)
+	}
+	rt, err := s.parseRoute(group, version, rest)
+	if err != nil {
+		return nil, api.NewBadRequest("watch[%d]: %q is not a resource path", i, u.Path)
+	}
+	if rt.name != "" || rt.sub != "" {
+		return nil, api.NewBadRequest("watch[%d]: %q is not a collection", i, u.Path)
+	}
+	// The watch is authorized as its own GET would be.
+	sr := new(http.Request)
+	*sr = *r
+	sr.URL = u
+	sr.RequestURI = u.RequestURI()
+	if s.authz != nil {
+		a := attributes(sr, rt)
+		a.Verb = VerbWatch
+		if err := s.authz(sr, a); err != nil {
+			return nil, err
+		}
+	}
+	opts, err := s.listOptions(sr, rt)
+	if err != nil {
+		return nil, err
+	}
+	sw := &subWatch{rt: rt, enc: eventEncoder{res: rt.res, now: s.clock.Now}}
+	switch rv := u.Query().Get("resourceVersion"); rv {
+	case "", "0":
+		items, rev, err := s.store.ListRaw(r.Context(), rt.res.Resource, opts)
+		if err != nil {
+			return nil, err
+		}
+		sw.initial, sw.from = items, rev
+	default:
+		sw.from, err = strconv.ParseInt(rv, 10, 64)
+		if err != nil || sw.from < 0 {
+			return nil, api.NewBadRequest("watch[%d]: resourceVersion must be a non-negative integer, not %q", i, rv)
+		}
+	}
+	sw.last = sw.from
+	sw.w, err = s.store.Watch(r.Context(), rt.res.Resource, storage.WatchOptions{
+		Namespace: opts.Namespace, Revision: sw.from, Labels: opts.Labels, Fields: opts.Fields,
+	})
+	if err != nil {
+		if errors.Is(err, storage.ErrCompacted) {
+			sw.w, sw.failed = nil, err
+			return sw, nil
+		}
+		return nil, err
+	}
+	return sw, nil
+}
