@@ -371,6 +371,11 @@ func (s *server) serve(ctx context.Context) error {
 		w.Declare("skiff_watch_keepalives_total", promtext.Counter, "Watch streams' heartbeats (keep-alive newlines and BOOKMARKs): sent, or skipped because the client had heard from its connection since the last.")
 		w.Sample("skiff_watch_keepalives_total", `result="sent"`, float64(sent))
 		w.Sample("skiff_watch_keepalives_total", `result="skipped"`, float64(skipped))
+		single, shared, watches := s.api.WatchStreams()
+		w.Declare("skiff_watch_streams", promtext.Gauge, "Open watch streams: single (a GET with watch=true), or shared by several watches (an agent's GET /api/v1/skiff/watches).")
+		w.Sample("skiff_watch_streams", `kind="single"`, float64(single))
+		w.Sample("skiff_watch_streams", `kind="shared"`, float64(shared))
+		w.Gauge("skiff_watches", "Watches open, over every watch stream.", "", float64(watches))
 	})
 	s.metrics.addWriter(func(w *promtext.Writer) {
 		st := tlsLn.Stats()

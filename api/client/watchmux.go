@@ -186,6 +186,7 @@ func (m *WatchMux) Run(ctx context.Context) {
 			continue
 		}
 		progressed, err := m.stream(sctx, subs)
+		poked := sctx.Err() != nil // a watch started, or ctx ended
 		cancel()
 		if progressed {
 			bo.Reset()
@@ -193,7 +194,7 @@ func (m *WatchMux) Run(ctx context.Context) {
 		switch {
 		case ctx.Err() != nil:
 			return
-		case sctx.Err() != nil:
+		case poked:
 			continue // a watch started: open again at once
 		case isStatus(err, http.StatusNotFound, http.StatusMethodNotAllowed):
 			m.direct.Store(true)

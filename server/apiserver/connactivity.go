@@ -52,3 +52,9 @@ func (a *ConnActivity) load() uint64 {
 func (s *Server) WatchKeepAlives() (sent, skipped uint64) {
 	return s.keepAlives.Load(), s.keepAlivesSkipped.Load()
 }
+
+// WatchStreams returns the watch streams open, single (a GET with watch)
+// and shared (WatchesPath), and the watches they carry.
+func (s *Server) WatchStreams() (single, shared, watches int64) {
+	return s.singleStreams.Load(), s.sharedStreams.Load(), s.watches.Load()
+}

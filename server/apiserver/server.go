@@ -105,6 +105,9 @@ type Server struct {
 	// keepAlives counts watch heartbeats written and skipped (their
 	// connection was busy): WatchKeepAlives.
 	keepAlives, keepAlivesSkipped atomic.Uint64
+	// watchStreams counts the open watch streams: single (a GET with
+	// watch) and shared (WatchesPath); watches the watches they carry.
+	singleStreams, sharedStreams, watches atomic.Int64
 
 	// evictionMu serializes evictions (budget check, then delete).
 	evictionMu sync.Mutex

@@ -54,6 +54,7 @@ func newHarness(t testing.TB, opts ...func(*storage.Options)) *harness {
 	mux.HandleFunc("/api", srv.ServeResource)
 	mux.HandleFunc("/apis", srv.ServeResource)
 	mux.HandleFunc("/openapi/", srv.ServeOpenAPI)
+	mux.HandleFunc(WatchesPath, srv.ServeWatches)
 	hs := httptest.NewServer(mux)
 	h := &harness{t: t, store: st, srv: srv, http: hs, clock: fc}
 	t.Cleanup(func() { hs.Close(); st.Close() })

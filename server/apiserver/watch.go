@@ -142,6 +142,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 		return
 	}
 	defer watcher.Stop()
+	s.singleStreams.Add(1)
+	s.watches.Add(1)
+	defer func() { s.singleStreams.Add(-1); s.watches.Add(-1) }()
 	enc := eventEncoder{res: rt.res, rd: rd, now: s.clock.Now}
 	// sendEvent writes one event; a stored object that cannot be rendered
 	// ends the stream with an ERROR event.

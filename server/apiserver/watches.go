@@ -75,6 +75,9 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 		}
 		subs = append(subs, sw)
 	}
+	s.sharedStreams.Add(1)
+	s.watches.Add(int64(len(subs)))
+	defer func() { s.sharedStreams.Add(-1); s.watches.Add(-int64(len(subs))) }()
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache")

@@ -79,6 +79,11 @@ func TestFleetSmall(t *testing.T) {
 	if rep.Tunnels != agents || rep.Steady.Sockets < agents || rep.Steady.Sockets > agents+10 {
 		t.Errorf("in the steady window the server holds %d tunnels and %d sockets for %d agents; want a tunnel each, on the agent's one connection", rep.Tunnels, rep.Steady.Sockets, agents)
 	}
+	// An agent's pod, Service and EndpointSlice watches share one stream.
+	if rep.SharedStreams != agents || rep.SingleStreams != 0 || rep.Watches != 3*agents {
+		t.Errorf("in the steady window the server holds %d shared and %d single watch streams carrying %d watches for %d agents; want a shared stream each, carrying 3 watches",
+			rep.SharedStreams, rep.SingleStreams, rep.Watches, agents)
+	}
 	// Every agent's Node watch handed over at least its first list, and
 	// its Service watcher at least one snapshot.
 	if rep.NodeSets < agents || rep.Snapshots < agents {

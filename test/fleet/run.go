@@ -92,6 +92,10 @@ type Report struct {
 	SteadyCPU float64
 	// Tunnels is the server's skiff_agent_tunnels at the window's end.
 	Tunnels int
+	// WatchStreams are the server's open watch streams at the window's
+	// end, shared (an agent's watches on one) and single; Watches the
+	// watches they carry.
+	SharedStreams, SingleStreams, Watches int
 	Beats   int
 	BeatP50 time.Duration
 	BeatP99 time.Duration
@@ -382,11 +386,11 @@ func (r *run) steady(ctx context.Context) error {
 		r.progress("steady: the seconds with the most slow heartbeats (by when they began): %s", SlowBeatSeconds(slow, 20))
 	}
 	simSched := ownSchedLatency().Since(simBefore)
-	hbAfter, schedAfter, tunnels, err := r.serverHists(ctx)
+	hbAfter, schedAfter, open, err := r.serverHists(ctx)
 	if err != nil {
 		return err
 	}
-	r.rep.Tunnels = tunnels
+	r.rep.Tunnels, r.rep.SharedStreams, r.rep.SingleStreams, r.rep.Watches = open[0], open[1], open[2], open[3]
 	r.rep.SimSchedP99 = simSched.Quantile(0.99)
 	hb := hbAfter.Since(hbBefore)
 	r.rep.ServerBeats, r.rep.ServerBeatP99 = int(hb.Total()), hb.Quantile(0.99)
@@ -432,16 +436,19 @@ func (r *run) serverMetrics(ctx context.Context) ([]byte, error) {
 }
 
 // serverHists reads two of the server's histograms, heartbeat handling
-// times and its goroutines' scheduling latency, and its count of open
-// tunnels.
-func (r *run) serverHists(ctx context.Context) (beats, sched Buckets, tunnels int, err error) {
+// times and its goroutines' scheduling latency, and its counts of open
+// tunnels, watch streams (shared, single) and watches.
+func (r *run) serverHists(ctx context.Context) (beats, sched Buckets, open [4]int, err error) {
 	text, err := r.serverMetrics(ctx)
 	if err != nil {
-		return beats, sched, 0, err
+		return beats, sched, open, err
 	}
-	t, _ := ParseCounter(text, "skiff_agent_tunnels")
+	for i, name := range []string{"skiff_agent_tunnels", `skiff_watch_streams{kind="shared"}`, `skiff_watch_streams{kind="single"}`, "skiff_watches"} {
+		v, _ := ParseCounter(text, name)
+		open[i] = int(v)
+	}
 	return ParseBuckets(text, "skiff_http_request_duration_seconds", `resource="heartbeat"`),
-		ParseBuckets(text, "skiff_go_sched_latency_seconds"), int(t), nil
+		ParseBuckets(text, "skiff_go_sched_latency_seconds"), open, nil
 }
 
 // bindPod creates pod ns/name bound to node and returns when it sent
@@ -594,6 +601,7 @@ func (r Report) Summary() string {
 	if r.Beats > 0 {
 		fmt.Fprintf(&b, "steady: server CPU %.1f%% of a core, %v\n", r.SteadyCPU, r.Steady)
 		fmt.Fprintf(&b, "steady: RSS per agent %.0f KiB, %d agent tunnels open\n", float64(r.Steady.RSSKB)/float64(max(r.Agents, 1)), r.Tunnels)
+		fmt.Fprintf(&b, "steady: %d watches on %d shared and %d single watch streams\n", r.Watches, r.SharedStreams, r.SingleStreams)
 		fmt.Fprintf(&b, "heartbeats: %d, p50 %v, p99 %v, max %v; in the server's handler: %d, p99 ≤ %v\n", r.Beats, r.BeatP50, r.BeatP99, r.BeatMax, r.ServerBeats, r.ServerBeatP99)
 		fmt.Fprintf(&b, "steady: %s\n", r.SlowBeats)
 		fmt.Fprintf(&b, "steady: goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in the simulator\n", r.SchedP99, r.SimSchedP99)
