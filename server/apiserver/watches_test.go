@@ -100,7 +100,7 @@ func TestWatchesCarrySeveralWatches(t *testing.T) {
 		`{"metadata":{"name":"svc"},"spec":{"ports":[{"port":80}]}}`)
 	h.do("POST", "/api/v1/namespaces/default/configmaps", "application/json", `{"metadata":{"name":"after"}}`)
 	want := []struct {
-		watch      int
+		watch     int
 		typ, name string
 	}{{0, "MODIFIED", "web"}, {1, "ADDED", "svc"}, {2, "ADDED", "after"}}
 	got := map[int]muxLine{}

@@ -96,10 +96,10 @@ type Report struct {
 	// end, shared (an agent's watches on one) and single; Watches the
 	// watches they carry.
 	SharedStreams, SingleStreams, Watches int
-	Beats   int
-	BeatP50 time.Duration
-	BeatP99 time.Duration
-	BeatMax time.Duration
+	Beats                                 int
+	BeatP50                               time.Duration
+	BeatP99                               time.Duration
+	BeatMax                               time.Duration
 	// ServerBeats and ServerBeatP99 are the server's own count and p99
 	// (the upper bound of its histogram bucket) of heartbeat handling
 	// over the window: from the handler's start to its answer, so the
