@@ -471,7 +471,8 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 		return err
 	}
 	objs.attach(cache)
-	// The pod, Service and EndpointSlice watches share one stream.
+	// The pod, Service and EndpointSlice watches and the peer feed share
+	// one stream.
 	mux := client.NewWatchMux(c, a.clk)
 	g.Go("watch-stream", func(ctx context.Context) error {
 		mux.Run(ctx)
@@ -490,7 +491,7 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	g.Go("events", rec.Run)
 	events.attach(rec)
 	sink := &readyNotifier{sink: a.network, ready: a.network.Ready, changed: a.triggerNodeStatus}
-	nodes := &network.PeerWatcher{Client: c, Sink: sink, Clock: a.clk, Logger: a.log.With("component", "network")}
+	nodes := &network.PeerWatcher{Client: watches, Sink: sink, Clock: a.clk, Logger: a.log.With("component", "network")}
 	g.Go("node-watcher", nodes.Run)
 	a.services.watch(g, watches)
 	reaper := &volumes.Reaper{Dir: a.path("volumes"), Volumes: volumeChecker{c}, Clock: a.clk, Logger: a.log.With("component", "volumes")}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,6 +96,26 @@ func (s *server) servePeers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.peers.ServeHTTP(w, r)
+}
+
+// peerFeed carries the peer feed on an agent's shared stream
+// (apiserver.WatchesPath), for whoever may watch Nodes, as servePeers.
+type peerFeed struct{ s *server }
+
+// StartFeed implements apiserver.Feed.
+func (p peerFeed) StartFeed(r *http.Request, q url.Values) (apiserver.FeedReader, error) {
+	if err := p.s.authorizeResource(r, apiserver.Attributes{Verb: "watch", Resource: "nodes"}); err != nil {
+		return nil, err
+	}
+	since := int64(-1)
+	if v := q.Get("since"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, api.NewBadRequest("%s: since: %q is not a revision", peerfeed.Path, v)
+		}
+		since = n
+	}
+	return p.s.peers.NewReader(since, q.Get("hash")), nil
 }
 
 // readyz answers 200 once the store is open and bootstrapped, and 503

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/peerfeed"
 	"github.com/skiffhq/skiff/internal/promtext"
 	"github.com/skiffhq/skiff/internal/supervise"
 	"github.com/skiffhq/skiff/internal/tunnel"
@@ -223,6 +224,7 @@ func (s *server) setup(ctx context.Context) error {
 		Virtual:      reviewResources(),
 		Events:       s.events, Liveness: s.liveness, Logs: proxy.serve, Streams: s.serveStream,
 		Services: svcAlloc, ClusterDNS: cfg.ClusterDNS,
+		Feeds: map[string]apiserver.Feed{peerfeed.Path: peerFeed{s}},
 	})
 	if err != nil {
 		return err

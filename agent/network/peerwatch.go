@@ -25,6 +25,13 @@ type PeerAPI interface {
 	Do(ctx context.Context, method, path string, body io.Reader) (*http.Response, error)
 }
 
+// FeedOpener is a PeerAPI that carries the feed on a stream it shares
+// with the agent's watches (client.MuxedWatches): the PeerWatcher then
+// opens its feed there.
+type FeedOpener interface {
+	OpenFeed(ctx context.Context, path string, query url.Values) (io.ReadCloser, error)
+}
+
 var _ PeerAPI = (*client.Client)(nil)
 
 // PeerWatcher feeds a NodeSink from the server's peer feed
@@ -83,16 +90,30 @@ func (w *PeerWatcher) Run(ctx context.Context) error {
 // stream reads one stream until it ends; it returns how many batches
 // came and why it ended (never nil).
 func (w *PeerWatcher) stream(ctx context.Context) (int, error) {
-	path := peerfeed.Path
+	var q url.Values
 	if w.rev >= 0 {
-		path += "?" + url.Values{"since": {strconv.FormatInt(w.rev, 10)}, "hash": {w.set.Hash()}}.Encode()
+		q = url.Values{"since": {strconv.FormatInt(w.rev, 10)}, "hash": {w.set.Hash()}}
 	}
-	resp, err := w.Client.Do(ctx, http.MethodGet, path, nil)
-	if err != nil {
-		return 0, fmt.Errorf("peer feed: %w", err)
+	var body io.ReadCloser
+	if fo, ok := w.Client.(FeedOpener); ok {
+		b, err := fo.OpenFeed(ctx, peerfeed.Path, q)
+		if err != nil {
+			return 0, fmt.Errorf("peer feed: %w", err)
+		}
+		body = b
+	} else {
+		path := peerfeed.Path
+		if q != nil {
+			path += "?" + q.Encode()
+		}
+		resp, err := w.Client.Do(ctx, http.MethodGet, path, nil)
+		if err != nil {
+			return 0, fmt.Errorf("peer feed: %w", err)
+		}
+		body = resp.Body
 	}
-	defer resp.Body.Close()
-	rd := peerfeed.NewReader(resp.Body)
+	defer body.Close()
+	rd := peerfeed.NewReader(body)
 	for n := 0; ; n++ {
 		b, err := rd.Next()
 		if err != nil {

@@ -65,6 +65,10 @@ type muxSub struct {
 	opts ListOptions
 	rv   string // where the watch resumes; owned by Run once added
 
+	// A feed (OpenFeed) instead of a watch: its path, and the query it
+	// resumes from (the server's resume of its last line).
+	feedPath, feedQuery string
+
 	events chan muxEvent // to the Watcher; closed by Run after an ERROR
 	done   chan struct{} // closed when the watch ends on the client's side
 	once   sync.Once
@@ -112,6 +116,65 @@ func (m *WatchMux) Watch(ctx context.Context, res api.ResourceInfo, ns string, o
 	w.feed = s
 	w.closeFeed = func() { stop(); m.end(s, errWatcherClosed) }
 	return w, nil
+}
+
+// OpenFeed starts a feed (a stream of JSON lines other than a watch:
+// the peer feed) carried by the mux's stream, from query. The lines are
+// read from the returned body, each followed by a newline, as from the
+// feed's own GET; a break of the stream is resumed where the server
+// says, unseen. It does not fail for the server's sake: a refusal
+// arrives as the body's error. With a server without shared streams, it
+// is the feed's own GET.
+func (m *WatchMux) OpenFeed(ctx context.Context, path string, query url.Values) (io.ReadCloser, error) {
+	if m.direct.Load() {
+		if len(query) > 0 {
+			path += "?" + query.Encode()
+		}
+		resp, err := m.c.send(ctx, request{method: http.MethodGet, path: path})
+		if err != nil {
+			return nil, err
+		}
+		return resp.Body, nil
+	}
+	s := &muxSub{feedPath: path, feedQuery: query.Encode(), events: make(chan muxEvent, muxEventBuffer), done: make(chan struct{})}
+	m.mu.Lock()
+	if len(m.subs) >= MaxMuxWatches {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("feed %s: the shared stream carries %d already", path, MaxMuxWatches)
+	}
+	m.subs = append(m.subs, s)
+	m.pokeLocked()
+	m.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { m.end(s, ctx.Err()) })
+	return &feedBody{m: m, s: s, ctx: ctx, stop: stop}, nil
+}
+
+// feedBody is a feed's lines, read from its sub's events.
+type feedBody struct {
+	m    *WatchMux
+	s    *muxSub
+	ctx  context.Context
+	stop func() bool
+	cur  []byte
+}
+
+func (b *feedBody) Read(p []byte) (int, error) {
+	if len(b.cur) == 0 {
+		_, obj, err := b.s.read(b.ctx)
+		if err != nil {
+			return 0, err
+		}
+		b.cur = append(obj, '\n')
+	}
+	n := copy(p, b.cur)
+	b.cur = b.cur[n:]
+	return n, nil
+}
+
+func (b *feedBody) Close() error {
+	b.stop()
+	b.m.end(b.s, errWatcherClosed)
+	return nil
 }
 
 // pokeLocked makes Run open the stream again with the watches now live.
@@ -249,6 +312,14 @@ func isClientRefusal(err error) bool {
 func (m *WatchMux) stream(ctx context.Context, subs []*muxSub) (bool, error) {
 	q := url.Values{}
 	for _, s := range subs {
+		if s.feedPath != "" {
+			spec := s.feedPath
+			if s.feedQuery != "" {
+				spec += "?" + s.feedQuery
+			}
+			q.Add("watch", spec)
+			continue
+		}
 		wq := s.opts.query()
 		if s.rv != "" {
 			wq.Set("resourceVersion", s.rv)
@@ -293,14 +364,21 @@ func (m *WatchMux) stream(ctx context.Context, subs []*muxSub) (bool, error) {
 			m.remove(s)
 			continue
 		}
-		if rv != "" {
+		switch {
+		case s.feedPath != "" && typ == feedEvent:
+			s.feedQuery = rv // the line's resume
+		case rv != "":
 			s.rv = rv
 		}
 	}
 }
 
+// feedEvent is the type of a feed's lines (apiserver.FeedEvent).
+const feedEvent = "FEED"
+
 // readMuxEvent reads one {"watch":i,"resourceVersion":…,"type":…,
-// "object":…} line, appending the object to obj.
+// "object":…} line, appending the object to obj; a feed's line has
+// "resume" instead of "resourceVersion", returned as rv.
 func readMuxEvent(d *jsontext.Decoder, obj []byte) (i int, rv, typ string, _ []byte, err error) {
 	tok, err := d.ReadToken()
 	if err != nil {
@@ -330,7 +408,7 @@ func readMuxEvent(d *jsontext.Decoder, obj []byte) (i int, rv, typ string, _ []b
 				return 0, "", "", obj, fmt.Errorf("event at offset %d: watch is not an index", d.InputOffset())
 			}
 			i = int(n)
-		case "resourceVersion", "type":
+		case "resourceVersion", "resume", "type":
 			v, err := d.ReadToken()
 			if err != nil {
 				return 0, "", "", obj, err
@@ -371,6 +449,11 @@ type MuxedWatches struct {
 // Watch implements ListWatcher.
 func (m MuxedWatches) Watch(ctx context.Context, res api.ResourceInfo, ns string, opts WatchOptions) (*Watcher, error) {
 	return m.Mux.Watch(ctx, res, ns, opts)
+}
+
+// OpenFeed opens a feed on the Mux (WatchMux.OpenFeed).
+func (m MuxedWatches) OpenFeed(ctx context.Context, path string, query url.Values) (io.ReadCloser, error) {
+	return m.Mux.OpenFeed(ctx, path, query)
 }
 
 var _ ListWatcher = MuxedWatches{}

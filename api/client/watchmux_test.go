@@ -1,13 +1,17 @@
 package client
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +37,10 @@ type muxServer struct {
 }
 
 func newMuxServer(t *testing.T, opts ...func(*storage.Options)) *muxServer {
+	return newMuxServerFeeds(t, nil, opts...)
+}
+
+func newMuxServerFeeds(t *testing.T, feeds map[string]apiserver.Feed, opts ...func(*storage.Options)) *muxServer {
 	t.Helper()
 	ctx := context.Background()
 	fc := clock.NewFake(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
@@ -44,7 +52,7 @@ func newMuxServer(t *testing.T, opts ...func(*storage.Options)) *muxServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := apiserver.New(apiserver.Config{Store: st, Clock: fc})
+	srv, err := apiserver.New(apiserver.Config{Store: st, Clock: fc, Feeds: feeds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,4 +266,94 @@ func FuzzReadMuxEvent(f *testing.F) {
 			t.Fatalf("readMuxEvent(%q) accepted watch %d", line, i)
 		}
 	})
+}
+
+// countFeed is a Feed whose lines are {"n":1}, {"n":2}, ...: a stream
+// starts after ?after=N, and resumes after the last it handed out.
+type countFeed struct {
+	mu      sync.Mutex
+	n       int
+	wake    chan struct{}
+	started []string
+}
+
+func (f *countFeed) add() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	close(f.wake)
+	f.wake = make(chan struct{})
+}
+
+func (f *countFeed) StartFeed(_ *http.Request, q url.Values) (apiserver.FeedReader, error) {
+	after, _ := strconv.Atoi(q.Get("after"))
+	f.mu.Lock()
+	f.started = append(f.started, q.Encode())
+	f.mu.Unlock()
+	return &countReader{f: f, at: after}, nil
+}
+
+type countReader struct {
+	f  *countFeed
+	at int
+}
+
+func (r *countReader) Next() ([][]byte, string, <-chan struct{}) {
+	r.f.mu.Lock()
+	defer r.f.mu.Unlock()
+	var lines [][]byte
+	for ; r.at < r.f.n; r.at++ {
+		lines = append(lines, []byte(fmt.Sprintf(`{"n":%d}`, r.at+1)))
+	}
+	return lines, "after=" + strconv.Itoa(r.at), r.f.wake
+}
+
+// TestWatchMuxCarriesAFeed: a feed's lines are read as from its own
+// GET, beside a watch, and a cut stream resumes the feed where the
+// server said: the line written during the cut arrives once.
+func TestWatchMuxCarriesAFeed(t *testing.T) {
+	feed := &countFeed{wake: make(chan struct{})}
+	feed.add()
+	ms := newMuxServerFeeds(t, map[string]apiserver.Feed{"/feed": feed})
+	m, clk := startMux(t, ms.c)
+	services, _ := api.LookupResource("services")
+	w, _ := m.Watch(context.Background(), services, NamespaceAll, WatchOptions{ResourceVersion: fmt.Sprint(ms.store.Revision())})
+	defer w.Close()
+	body, err := m.OpenFeed(context.Background(), "/feed", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer body.Close()
+	lines := bufio.NewScanner(body)
+	next := func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("feed ended: %v", lines.Err())
+		}
+		return lines.Text()
+	}
+	if l := next(); l != `{"n":1}` {
+		t.Fatalf("first line %s; want {\"n\":1}", l)
+	}
+	feed.add()
+	if l := next(); l != `{"n":2}` {
+		t.Fatalf("second line %s; want {\"n\":2}", l)
+	}
+	ms.close()
+	clk.BlockUntil(1)
+	feed.add()
+	clk.Advance(time.Minute)
+	if l := next(); l != `{"n":3}` {
+		t.Fatalf("after the cut: %s; want {\"n\":3} (once)", l)
+	}
+	feed.mu.Lock()
+	started := feed.started
+	feed.mu.Unlock()
+	if last := started[len(started)-1]; last != "after=2" {
+		t.Fatalf("the feed resumed with %q (all: %q); want after=2", last, started)
+	}
+	ms.create(t, "services", fmt.Sprintf(muxService, "svc"))
+	if name, _ := nextName(t, w); name != "svc" {
+		t.Fatalf("the watch beside the feed: %s; want svc", name)
+	}
 }

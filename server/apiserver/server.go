@@ -64,6 +64,9 @@ type Config struct {
 	// Streams serves pods' exec, attach and portforward subresources
 	// (through the pod's agent's tunnel); nil answers 503.
 	Streams StreamFunc
+	// Feeds are the streams other than watches a shared stream
+	// (WatchesPath) may carry, by path: the peer feed.
+	Feeds map[string]Feed
 }
 
 // LogsFunc streams the log of a container of pod to w; container is the
@@ -101,6 +104,7 @@ type Server struct {
 	apiEndpoint       netip.AddrPort
 	clusterDNS        string
 	streams           StreamFunc
+	feeds             map[string]Feed
 
 	// keepAlives counts watch heartbeats written and skipped (their
 	// connection was busy): WatchKeepAlives.
@@ -133,6 +137,7 @@ func New(cfg Config) (*Server, error) {
 		apiEndpoint: cfg.APIEndpoint,
 		clusterDNS:  cfg.ClusterDNS,
 		streams:     cfg.Streams,
+		feeds:       cfg.Feeds,
 
 		liveness:          cfg.Liveness,
 		heartbeatSnapshot: cfg.HeartbeatSnapshot,

@@ -1,7 +1,9 @@
 package apiserver
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -30,10 +32,35 @@ import (
 // revision (where that watch resumes). A watch that ends (410 for a
 // compacted revision or a consumer too slow) sends its ERROR event and
 // the others go on; the stream ends when the last one ended.
+//
+// A parameter may also name a Feed (Config.Feeds: the peer feed), with
+// its own query. Its lines arrive as events of type FEED whose object is
+// the feed's line, with the query a stream resuming after it gives:
+//
+//	{"watch":3,"resume":"since=43&hash=9f2c","type":"FEED","object":{...}}
 const WatchesPath = "/api/v1/skiff/watches"
 
-// maxWatches bounds the watches of one stream: an agent needs three.
-const maxWatches = 4
+// FeedEvent is the type of a Feed's events on a shared stream.
+const FeedEvent = "FEED"
+
+// maxWatches bounds the watches and feeds of one stream: an agent needs
+// four.
+const maxWatches = 6
+
+// A Feed is a stream other than a watch that a shared stream may carry.
+type Feed interface {
+	// StartFeed authorizes r for the feed and starts it from the query
+	// q of the stream's parameter.
+	StartFeed(r *http.Request, q url.Values) (FeedReader, error)
+}
+
+// FeedReader is one shared stream's place in a Feed.
+type FeedReader interface {
+	// Next returns the lines due now, each one JSON value; the query a
+	// stream resuming after them gives; and a channel closed once more
+	// may be due. It does not wait.
+	Next() (lines [][]byte, resume string, wake <-chan struct{})
+}
 
 // subWatch is one watch of a WatchesPath stream.
 type subWatch struct {
@@ -45,7 +72,13 @@ type subWatch struct {
 	last    int64 // the revision of its last event or bookmark
 	ended   bool
 	failed  error // why the watch could not start (a compacted revision)
+
+	feed FeedReader      // instead of w, for a Feed
+	wake <-chan struct{} // the feed's: closed once more may be due
 }
+
+// closed is a channel that is always ready.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // ServeWatches answers GET WatchesPath. The caller authenticated r;
 // each watch is authorized here, with the verb watch.
@@ -104,6 +137,29 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 		_, err := w.Write(line[1:]) // the line without its '{'
 		return err == nil
 	}
+	// sendFeed writes the lines of feed i, each with its resume query.
+	sendFeed := func(i int, lines [][]byte, resume string) bool {
+		for _, l := range lines {
+			if at, renew := deadline.renew(time.Now()); renew {
+				rc.SetWriteDeadline(at)
+			}
+			head = append(head[:0], `{"watch":`...)
+			head = strconv.AppendInt(head, int64(i), 10)
+			head = append(head, `,"resume":`...)
+			head = strconv.AppendQuote(head, resume)
+			head = append(head, `,"type":"`+FeedEvent+`","object":`...)
+			if _, err := w.Write(head); err != nil {
+				return false
+			}
+			if _, err := writeChunked(w, bytes.TrimRight(l, "\n")); err != nil {
+				return false
+			}
+			if _, err := w.Write([]byte("}\n")); err != nil {
+				return false
+			}
+		}
+		return true
+	}
 	// end sends watch i's ERROR event and stops it. A watch that ended
 	// without an error (the store closing) ends the stream.
 	end := func(i int, err error) bool {
@@ -113,6 +169,9 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 		return err != nil && send(i, 0, errorEvent(err))
 	}
 	for i, sw := range subs {
+		if sw.feed != nil {
+			continue
+		}
 		if sw.w == nil {
 			// The watch could not start (a compacted revision): its
 			// ERROR, and the others go on.
@@ -151,6 +210,21 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 			if sw.ended {
 				continue
 			}
+			if sw.feed != nil {
+				live++
+				select {
+				case <-sw.wake:
+				default:
+					continue
+				}
+				lines, resume, wake := sw.feed.Next()
+				if !sendFeed(i, lines, resume) {
+					return
+				}
+				sw.wake = wake
+				n += len(lines)
+				continue
+			}
 			for k := 0; k < maxBurst; k++ {
 				ev, ok := sw.w.Next()
 				if !ok {
@@ -187,7 +261,11 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 		}
 		var ready, done [maxWatches]<-chan struct{}
 		for i, sw := range subs {
-			if !sw.ended {
+			switch {
+			case sw.ended:
+			case sw.feed != nil:
+				ready[i] = sw.wake
+			default:
 				ready[i], done[i] = sw.w.Ready(), sw.w.Done()
 			}
 		}
@@ -196,10 +274,14 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 		case <-ready[1]:
 		case <-ready[2]:
 		case <-ready[3]:
+		case <-ready[4]:
+		case <-ready[5]:
 		case <-done[0]:
 		case <-done[1]:
 		case <-done[2]:
 		case <-done[3]:
+		case <-done[4]:
+		case <-done[5]:
 		case <-beat.C():
 			ticks++
 			due := ticks >= bookmarkTicks || s.store.Revision()-marked >= bookmarkLag
@@ -213,7 +295,7 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 			}
 			marked = s.store.Revision()
 			for i, sw := range subs {
-				if sw.ended {
+				if sw.ended || sw.feed != nil {
 					continue
 				}
 				sw.last = max(sw.last, sw.w.Progress())
@@ -240,6 +322,17 @@ func (s *Server) subWatch(r *http.Request, i int, spec string) (*subWatch, error
 	u, err := url.Parse(spec)
 	if err != nil || u.Scheme != "" || u.Host != "" || u.Fragment != "" {
 		return nil, api.NewBadRequest("watch[%d]: %q is not the path and query of a watch", i, spec)
+	}
+	if f, ok := s.feeds[u.Path]; ok {
+		sr := new(http.Request)
+		*sr = *r
+		sr.URL = u
+		sr.RequestURI = u.RequestURI()
+		fr, err := f.StartFeed(sr, u.Query())
+		if err != nil {
+			return nil, err
+		}
+		return &subWatch{feed: fr, wake: closed}, nil
 	}
 	group, version, rest, ok := splitAPIPath(u.Path)
 	if !ok {
@@ -294,4 +387,24 @@ func (s *Server) subWatch(r *http.Request, i int, spec string) (*subWatch, error
 		return nil, err
 	}
 	return sw, nil
+}
+
+// chunk is the most one Write of a feed's line hands HTTP/2 at once: a
+// larger write is sent in frames of the client's largest (16 KiB), and
+// the connection's framer and TLS output buffers keep that size for the
+// connection's life (server/peers: the whole set's line).
+const chunk = 4 << 10
+
+func writeChunked(w io.Writer, b []byte) (int, error) {
+	n := 0
+	for len(b) > 0 {
+		k := min(len(b), chunk)
+		m, err := w.Write(b[:k])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		b = b[k:]
+	}
+	return n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 type muxLine struct {
 	Watch           *int            `json:"watch"`
 	ResourceVersion string          `json:"resourceVersion"`
+	Resume          string          `json:"resume"`
 	Type            string          `json:"type"`
 	Object          json.RawMessage `json:"object"`
 }
@@ -155,10 +157,10 @@ func TestWatchesOneExpiredWatchEndsAlone(t *testing.T) {
 // 405) that watches nothing.
 func TestWatchesRefusesBadRequests(t *testing.T) {
 	h := newHarness(t)
-	five := strings.Repeat("&watch=/api/v1/pods", 5)[1:]
+	tooMany := strings.Repeat("&watch=/api/v1/pods", maxWatches+1)[1:]
 	tests := []struct{ name, method, query string }{
 		{"no watch", "GET", ""},
-		{"five watches", "GET", five},
+		{"too many watches", "GET", tooMany},
 		{"a URL with a host", "GET", "watch=" + url.QueryEscape("https://evil/api/v1/pods")},
 		{"not an API path", "GET", "watch=/healthz"},
 		{"unknown resource", "GET", "watch=/api/v1/widgets"},
@@ -183,5 +185,85 @@ func TestWatchesRefusesBadRequests(t *testing.T) {
 	}
 	if single, shared, watches := h.srv.WatchStreams(); single != 0 || shared != 0 || watches != 0 {
 		t.Errorf("WatchStreams() = %d, %d, %d after refusals; want nothing open", single, shared, watches)
+	}
+}
+
+// fakeFeed is a Feed of lines added by the test.
+type fakeFeed struct {
+	mu      sync.Mutex
+	lines   [][]byte
+	wake    chan struct{}
+	started []string // the queries it was started with
+	refuse  error
+}
+
+func newFakeFeed() *fakeFeed { return &fakeFeed{wake: make(chan struct{})} }
+
+func (f *fakeFeed) add(line string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lines = append(f.lines, []byte(line))
+	close(f.wake)
+	f.wake = make(chan struct{})
+}
+
+func (f *fakeFeed) StartFeed(_ *http.Request, q url.Values) (FeedReader, error) {
+	if f.refuse != nil {
+		return nil, f.refuse
+	}
+	pos, _ := strconv.Atoi(q.Get("pos"))
+	f.mu.Lock()
+	f.started = append(f.started, q.Encode())
+	f.mu.Unlock()
+	return &fakeFeedReader{f: f, pos: pos}, nil
+}
+
+type fakeFeedReader struct {
+	f   *fakeFeed
+	pos int
+}
+
+func (r *fakeFeedReader) Next() ([][]byte, string, <-chan struct{}) {
+	r.f.mu.Lock()
+	defer r.f.mu.Unlock()
+	lines := r.f.lines[min(r.pos, len(r.f.lines)):]
+	r.pos = len(r.f.lines)
+	return lines, "pos=" + strconv.Itoa(r.pos), r.f.wake
+}
+
+// TestWatchesCarryAFeed: a feed's lines ride the stream as FEED events
+// with their resume query, beside a watch; a feed that refuses refuses
+// the stream.
+func TestWatchesCarryAFeed(t *testing.T) {
+	h := newHarness(t)
+	feed := newFakeFeed()
+	feed.add(`{"n":1}`)
+	feed.add(`{"n":2}`)
+	h.srv.feeds = map[string]Feed{"/feed": feed}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	next := h.openWatches(ctx, "/api/v1/services?resourceVersion="+strconv.FormatInt(h.store.Revision(), 10), "/feed?pos=1")
+	l := next()
+	if *l.Watch != 1 || l.Type != FeedEvent || string(l.Object) != `{"n":2}` || l.Resume != "pos=2" {
+		t.Fatalf("first line = watch %d %s %s; want feed 1's second line (it started at pos 1)", *l.Watch, l.Type, l.Object)
+	}
+	feed.add(`{"n":3}`)
+	h.do("POST", "/api/v1/namespaces/default/services", "application/json", `{"metadata":{"name":"svc"},"spec":{"ports":[{"port":80}]}}`)
+	seen := map[int]muxLine{}
+	for len(seen) < 2 {
+		l := next()
+		seen[*l.Watch] = l
+	}
+	if l := seen[1]; l.Type != FeedEvent || string(l.Object) != `{"n":3}` || l.Resume != "pos=3" {
+		t.Fatalf("feed after an add: %s %s; want FEED {\"n\":3}", l.Type, l.Object)
+	}
+	if l := seen[0]; l.Type != "ADDED" {
+		t.Fatalf("watch beside the feed: %s; want ADDED", l.Type)
+	}
+
+	feed.refuse = api.NewStatusError(http.StatusForbidden, api.StatusReasonForbidden, "no")
+	code, b := h.do("GET", WatchesPath+"?"+url.Values{"watch": {"/api/v1/services", "/feed"}}.Encode(), "", "")
+	if code != http.StatusForbidden {
+		t.Fatalf("a feed that refuses: %d %s; want 403", code, trim(b))
 	}
 }

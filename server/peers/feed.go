@@ -38,6 +38,7 @@ type Config struct {
 type sealed struct {
 	from, to int64 // the set goes from revision from to revision to
 	line     []byte
+	sum      string // the set's hash at to
 }
 
 // Feed follows the store's Nodes and serves their Peers. Start it with
@@ -191,7 +192,7 @@ func (f *Feed) seal() {
 		}
 	}
 	f.pending = map[string]bool{}
-	f.batches = append(f.batches, sealed{from: f.sealRev, to: f.rev, line: encode(b)})
+	f.batches = append(f.batches, sealed{from: f.sealRev, to: f.rev, line: encode(b), sum: b.Hash})
 	if len(f.batches) > f.cfg.Keep {
 		drop := len(f.batches) - f.cfg.Keep
 		f.base = f.batches[drop-1].to

@@ -101,7 +101,7 @@ func (f *Feed) afterLocked(pos int64) ([][]byte, int64, chan struct{}) {
 // that needs it at that revision.
 func (f *Feed) fullLocked() []byte {
 	if f.full.line == nil || f.full.to != f.rev {
-		f.full = sealed{to: f.rev, line: encode(peerfeed.Batch{Revision: f.rev, Hash: f.set.Hash(), Full: true, Peers: f.set.Sorted()})}
+		f.full = sealed{to: f.rev, sum: f.set.Hash(), line: encode(peerfeed.Batch{Revision: f.rev, Hash: f.set.Hash(), Full: true, Peers: f.set.Sorted()})}
 	}
 	return f.full.line
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -37,10 +38,10 @@ type Seen struct {
 // EndpointSlices (checkpointed in the agent's directory, as the real
 // one's), and the tunnel the server reaches the agent through, serving
 // nothing (404). Only what they feed is replaced: sinks that count.
-func (a *Agent) fullLoops(c *client.Client, watches client.ListWatcher, cred node.Credentials) []func(context.Context) error {
-	var nodes interface{ Run(context.Context) error } = &feedReader{api: c, seen: a.cfg.Seen, clk: a.cfg.Clock}
+func (a *Agent) fullLoops(c *client.Client, watches client.MuxedWatches, cred node.Credentials) []func(context.Context) error {
+	var nodes interface{ Run(context.Context) error } = &feedReader{api: watches, seen: a.cfg.Seen, clk: a.cfg.Clock}
 	if a.cfg.PeerSets {
-		nodes = &network.PeerWatcher{Client: c, Sink: nodeCounter{a.cfg.Seen}, Clock: a.cfg.Clock, Logger: a.cfg.Logger}
+		nodes = &network.PeerWatcher{Client: watches, Sink: nodeCounter{a.cfg.Seen}, Clock: a.cfg.Clock, Logger: a.cfg.Logger}
 	}
 	services := &proxy.Watcher{Client: watches, Sinks: []proxy.Sink{proxy.SinkFunc(func(*proxy.Snapshot) error {
 		if a.cfg.Seen != nil {
@@ -89,16 +90,31 @@ func (f *feedReader) Run(ctx context.Context) error {
 	for {
 		n := 0
 		err := func() error {
-			path := peerfeed.Path
+			var q url.Values
 			if rev >= 0 {
-				path += "?" + url.Values{"since": {strconv.FormatInt(rev, 10)}, "hash": {hash}}.Encode()
+				q = url.Values{"since": {strconv.FormatInt(rev, 10)}, "hash": {hash}}
 			}
-			resp, err := f.api.Do(ctx, http.MethodGet, path, nil)
-			if err != nil {
-				return err
+			// As PeerWatcher: on the shared stream when there is one.
+			var body io.ReadCloser
+			if fo, ok := f.api.(network.FeedOpener); ok {
+				b, err := fo.OpenFeed(ctx, peerfeed.Path, q)
+				if err != nil {
+					return err
+				}
+				body = b
+			} else {
+				path := peerfeed.Path
+				if q != nil {
+					path += "?" + q.Encode()
+				}
+				resp, err := f.api.Do(ctx, http.MethodGet, path, nil)
+				if err != nil {
+					return err
+				}
+				body = resp.Body
 			}
-			defer resp.Body.Close()
-			rd := peerfeed.NewReader(resp.Body)
+			defer body.Close()
+			rd := peerfeed.NewReader(body)
 			for {
 				b, err := rd.Next()
 				if err != nil {
