@@ -471,8 +471,8 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 		return err
 	}
 	objs.attach(cache)
-	// The pod, Service and EndpointSlice watches and the peer feed share
-	// one stream.
+	// The pod, Service and EndpointSlice watches, the peer feed and the
+	// tunnel's control share one stream.
 	mux := client.NewWatchMux(c, a.clk)
 	g.Go("watch-stream", func(ctx context.Context) error {
 		mux.Run(ctx)
@@ -541,7 +541,7 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	a.usage = rep
 	a.mu.Unlock()
 	g.Go("usage", rep.Run)
-	a.startTunnel(g, c, cred, &usage.MetricsHandler{Reporter: rep, Eviction: a.eviction})
+	a.startTunnel(g, c, watches, cred, &usage.MetricsHandler{Reporter: rep, Eviction: a.eviction})
 	g.Go("release start-up pages", a.releaseStartupPages)
 	return nil
 }
@@ -611,7 +611,7 @@ func (a *Agent) serveLogs(g *supervise.Group, ln net.Listener, cert tls.Certific
 // API connection c where it can: the server sends every request for
 // this agent (logs, exec, attach, port-forward) through it, so it never
 // has to dial the agent.
-func (a *Agent) startTunnel(g *supervise.Group, c *client.Client, cred node.Credentials, metrics http.Handler) {
+func (a *Agent) startTunnel(g *supervise.Group, c *client.Client, shared streaming.SharedStream, cred node.Credentials, metrics http.Handler) {
 	h := &streaming.Handler{
 		Logs:    &logs.Handler{Path: a.logPath, Clock: a.clk, Logger: a.log.With("component", "logs"), AllowUnverified: true},
 		Metrics: metrics,
@@ -619,6 +619,7 @@ func (a *Agent) startTunnel(g *supervise.Group, c *client.Client, cred node.Cred
 	}
 	tc := &streaming.Client{
 		API:     c,
+		Shared:  shared,
 		Dial:    tunnel.DialConfig{Server: cred.Server, CAData: cred.CAData, Token: cred.Credential, DialContext: a.cfg.DialContext},
 		Handler: h, Clock: a.clk, Logger: a.log.With("component", "tunnel"),
 		Backoff: backoff.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second},

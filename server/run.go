@@ -224,7 +224,7 @@ func (s *server) setup(ctx context.Context) error {
 		Virtual:      reviewResources(),
 		Events:       s.events, Liveness: s.liveness, Logs: proxy.serve, Streams: s.serveStream,
 		Services: svcAlloc, ClusterDNS: cfg.ClusterDNS,
-		Feeds: map[string]apiserver.Feed{peerfeed.Path: peerFeed{s}},
+		Feeds: map[string]apiserver.Feed{peerfeed.Path: peerFeed{s}, tunnel.Path: tunnelFeed{s}},
 	})
 	if err != nil {
 		return err

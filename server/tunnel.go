@@ -15,6 +15,7 @@ import (
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/promtext"
 	"github.com/skiffhq/skiff/internal/tunnel"
+	"github.com/skiffhq/skiff/server/apiserver"
 	"github.com/skiffhq/skiff/server/streams"
 )
 
@@ -56,6 +57,29 @@ func (s *server) serveTunnel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("tunnel open", "node", id.Node, "remote", clientIP(r))
+}
+
+// tunnelFeed carries a node's tunnel opens on its agent's shared stream
+// (apiserver.WatchesPath, watch=/api/v1/skiff/tunnel): the lines of the
+// control stream, without a stream of their own. Only a node's
+// credential reads them, and only its own node's.
+type tunnelFeed struct{ s *server }
+
+// StartFeed implements apiserver.Feed.
+func (t tunnelFeed) StartFeed(r *http.Request, _ url.Values) (apiserver.FeedReader, error) {
+	id := identityFrom(r.Context())
+	if id.Node == "" {
+		return nil, forbidden(id.String() + " may not open a node tunnel; only agents do, with their node credential")
+	}
+	if r.ProtoMajor < 2 {
+		return nil, api.NewBadRequest("a tunnel on the API connection needs HTTP/2")
+	}
+	rd, err := t.s.tunnels.AttachControl(id.Node)
+	if err != nil {
+		return nil, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "%v", err)
+	}
+	t.s.log.Debug("tunnel open", "node", id.Node, "remote", clientIP(r), "on_shared_stream", true)
+	return rd, nil
 }
 
 // serveTunnelExchange takes one exchange of a node's tunnel (POST

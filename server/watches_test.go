@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/api/client"
+	"github.com/skiffhq/skiff/internal/tunnel"
 	"github.com/skiffhq/skiff/server/apiserver"
 )
 
@@ -94,5 +98,83 @@ func TestWatchesAuthorizeEachWatchRealTLS(t *testing.T) {
 	// The admin may watch anything, several at once.
 	if code, line := h.openWatches(admin, "/api/v1/namespaces/default/secrets", "/api/v1/pods"); code != http.StatusOK || !strings.Contains(line, `"watch":0`) {
 		t.Errorf("admin = %d %s; want 200 and watch 0's secret", code, line)
+	}
+}
+
+// openSharedTunnel carries token's tunnel on a shared stream, beside a
+// Service watch, as an agent does, and serves handler on its exchanges.
+func openSharedTunnel(t *testing.T, h *harness, token string, handler http.Handler) {
+	t.Helper()
+	ca, err := os.ReadFile(h.info.CAPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(client.Config{Server: h.info.URL, CAData: ca, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	mux := client.NewWatchMux(c, nil)
+	go mux.Run(ctx)
+	services, _ := api.LookupResource("services")
+	if _, err := mux.Watch(ctx, services, client.NamespaceAll, client.WatchOptions{ResourceVersion: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	control, err := mux.OpenFeed(ctx, tunnel.Path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := tunnel.NewListener()
+	go (&http.Server{Handler: handler}).Serve(ln)
+	go func() {
+		defer ln.Close()
+		defer control.Close()
+		tunnel.ReadOpens(control, func(id string) {
+			go func() {
+				if x, err := c.OpenDuplex(ctx, tunnel.Path+"/"+id); err == nil {
+					ln.Deliver(x)
+				}
+			}()
+		})
+	}()
+}
+
+// TestTunnelOnSharedStreamRealTLS: a node's tunnel opens ride its shared
+// stream and reach its agent; only a node credential may read them, and
+// only its own node's: b reading its opens does not take a's.
+func TestTunnelOnSharedStreamRealTLS(t *testing.T) {
+	h := startHarness(t, "", nil)
+	admin := h.adminToken()
+	_, credA := h.join(h.joinToken(), "a", "")
+	_, credB := h.join(h.joinToken(), "b", "")
+	h.mustDo("POST", "/api/v1/nodes", admin, fmt.Sprintf(nodeJSON, "a"), http.StatusCreated)
+	h.mustDo("POST", "/api/v1/namespaces/default/pods", admin, fmt.Sprintf(podOnJSON, "pa", "a", "sa"), http.StatusCreated)
+
+	if code, body := h.openWatches(admin, tunnel.Path); code != http.StatusForbidden {
+		t.Errorf("the admin reading tunnel opens = %d %s; want 403", code, body)
+	}
+	if code, body := h.openWatches("", tunnel.Path); code != http.StatusUnauthorized {
+		t.Errorf("anonymous reading tunnel opens = %d %s; want 401", code, body)
+	}
+	openSharedTunnel(t, h, credB, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "log of b\n") }))
+	openSharedTunnel(t, h, credA, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "log of a\n") }))
+	deadline := time.Now().Add(10 * time.Second)
+	for n := 0; n < 5; {
+		code, body := h.do("GET", "/api/v1/namespaces/default/pods/pa/log", admin, "")
+		switch {
+		case code == http.StatusOK && string(body) == "log of a\n":
+			n++
+			continue
+		case code == http.StatusOK:
+			t.Fatalf("log of pa = %q; want a's, through a's tunnel", body)
+		case time.Now().After(deadline):
+			t.Fatalf("log of pa through a's shared stream = %d %s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, m := h.do("GET", "/metrics", admin, ""); !strings.Contains(string(m), "skiff_agent_tunnels 2\n") || !strings.Contains(string(m), `skiff_watch_streams{kind="shared"} 2`) {
+		t.Errorf("metrics lack skiff_agent_tunnels 2 and two shared streams")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,14 @@ type API interface {
 	OpenDuplex(ctx context.Context, path string) (io.ReadWriteCloser, error)
 }
 
+// SharedStream is the agent's shared stream: client.MuxedWatches.
+type SharedStream interface {
+	// Shared reports whether the server takes shared streams.
+	Shared() bool
+	// OpenFeed opens the lines of path on the shared stream.
+	OpenFeed(ctx context.Context, path string, query url.Values) (io.ReadCloser, error)
+}
+
 // Client keeps the agent's tunnel to the server open and serves Handler
 // on it. Create it with its fields set, then call Run once.
 type Client struct {
@@ -36,6 +45,11 @@ type Client struct {
 	// only, or a server of an earlier release), the tunnel is dialled
 	// with Dial instead.
 	API API
+	// Shared, when set and sharing, carries the tunnel's control lines
+	// on the agent's shared stream (api/client.WatchMux, beside its
+	// watches), so the control costs no stream of its own; the
+	// exchanges still go through API.
+	Shared SharedStream
 	// Dial says how to dial the tunnel on a connection of its own.
 	Dial    tunnel.DialConfig
 	Handler http.Handler
@@ -114,6 +128,13 @@ func (c *Client) Run(ctx context.Context) error {
 // open opens the tunnel, on the API connection when it can, and returns
 // what serves it until it breaks or ctx ends.
 func (c *Client) open(ctx context.Context, log *slog.Logger) (func() error, error) {
+	if c.API != nil && c.Shared != nil && c.Shared.Shared() {
+		control, err := c.Shared.OpenFeed(ctx, tunnel.Path, nil)
+		if err == nil {
+			c.onAPI.Store(true)
+			return func() error { return c.serveControl(ctx, control, log) }, nil
+		}
+	}
 	if c.API != nil {
 		control, err := c.API.OpenStream(ctx, tunnel.Path)
 		if err == nil {

@@ -24,7 +24,7 @@ const WatchesPath = "/api/v1/skiff/watches"
 
 // MaxMuxWatches is the most watches one WatchMux stream carries (the
 // server's bound); further watches get a stream of their own.
-const MaxMuxWatches = 4
+const MaxMuxWatches = 6
 
 // WatchMux carries several watches on one stream (GET WatchesPath):
 // an agent's pods, Services and EndpointSlices cost the server one
@@ -450,6 +450,13 @@ type MuxedWatches struct {
 func (m MuxedWatches) Watch(ctx context.Context, res api.ResourceInfo, ns string, opts WatchOptions) (*Watcher, error) {
 	return m.Mux.Watch(ctx, res, ns, opts)
 }
+
+// Shared reports whether the server takes shared streams (until it
+// answers one with 404 or 405).
+func (m *WatchMux) Shared() bool { return !m.direct.Load() }
+
+// Shared reports whether the Mux shares its stream (WatchMux.Shared).
+func (m MuxedWatches) Shared() bool { return m.Mux.Shared() }
 
 // OpenFeed opens a feed on the Mux (WatchMux.OpenFeed).
 func (m MuxedWatches) OpenFeed(ctx context.Context, path string, query url.Values) (io.ReadCloser, error) {

@@ -68,7 +68,7 @@ func (g *Registry) ServeControl(w http.ResponseWriter, r *http.Request, node str
 	if err := rc.Flush(); err != nil {
 		return fmt.Errorf("tunnel: answer: %w", err)
 	}
-	c := &control{opens: make(chan string, 16), done: make(chan struct{}), pending: map[string]chan net.Conn{}}
+	c := newControl(nil)
 	if err := g.register(node, c); err != nil {
 		return err
 	}
@@ -131,12 +131,25 @@ var ErrNoExchange = errors.New("tunnel: no such exchange")
 
 // control is the server's end of a tunnel on an API connection.
 type control struct {
-	opens chan string
-	done  chan struct{}
-	once  sync.Once
+	opens  chan string
+	queued chan struct{} // a token once an open is queued; capacity 1
+	done   chan struct{}
+	once   sync.Once
 
 	mu      sync.Mutex
 	pending map[string]chan net.Conn // by exchange id, each buffered 1
+	// Read by shared streams (ControlReader) when now is set: closed
+	// once none has read it for DetachGrace.
+	now      func() time.Time
+	readers  int
+	detached time.Time
+}
+
+// newControl returns a control; now, when set, makes it one that
+// shared streams read (AttachControl).
+func newControl(now func() time.Time) *control {
+	return &control{opens: make(chan string, 16), queued: make(chan struct{}, 1), done: make(chan struct{}),
+		pending: map[string]chan net.Conn{}, now: now}
 }
 
 func (c *control) IsClosed() bool {
@@ -144,8 +157,13 @@ func (c *control) IsClosed() bool {
 	case <-c.done:
 		return true
 	default:
+	}
+	if c.now == nil {
 		return false
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readers == 0 && c.now().Sub(c.detached) > DetachGrace
 }
 
 func (c *control) Close() error {
@@ -183,6 +201,10 @@ func (c *control) open(ctx context.Context) (net.Conn, error) {
 	}
 	select {
 	case c.opens <- id:
+		select {
+		case c.queued <- struct{}{}:
+		default:
+		}
 	case <-c.done:
 		return fail(ErrNoTunnel)
 	case <-ctx.Done():

@@ -24,6 +24,10 @@ func apiServer(t *testing.T, g *Registry, served *atomic.Int32) *httptest.Server
 	t.Helper()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		node, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer node-")
+		if ok && r.Method == http.MethodGet && r.URL.Path == "/shared" {
+			serveShared(w, r, g, node)
+			return
+		}
 		if !ok || r.Method != http.MethodPost {
 			http.Error(w, "no", http.StatusBadRequest)
 			return

@@ -23,6 +23,7 @@ type Registry struct {
 	mu       sync.Mutex
 	sessions map[string]session
 	closed   bool
+	now      func() time.Time // the controls' DetachGrace; tests set it
 }
 
 // session is a node's tunnel: a yamux session on a connection of its
@@ -62,7 +63,7 @@ func (s muxSession) open(ctx context.Context) (net.Conn, error) {
 }
 
 // NewRegistry returns an empty Registry.
-func NewRegistry() *Registry { return &Registry{sessions: map[string]session{}} }
+func NewRegistry() *Registry { return &Registry{sessions: map[string]session{}, now: time.Now} }
 
 // IsUpgrade reports whether r asks for a tunnel.
 func IsUpgrade(r *http.Request) bool {

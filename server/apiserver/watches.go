@@ -54,11 +54,14 @@ type Feed interface {
 	StartFeed(r *http.Request, q url.Values) (FeedReader, error)
 }
 
-// FeedReader is one shared stream's place in a Feed.
+// FeedReader is one shared stream's place in a Feed. The stream asks
+// Next at its start and whenever it wakes; when it ends, it closes the
+// reader if the reader is an io.Closer.
 type FeedReader interface {
 	// Next returns the lines due now, each one JSON value; the query a
-	// stream resuming after them gives; and a channel closed once more
-	// may be due. It does not wait.
+	// stream resuming after them gives; and a channel that is ready
+	// (closed, or holding a token) once more may be due. It does not
+	// wait.
 	Next() (lines [][]byte, resume string, wake <-chan struct{})
 }
 
@@ -74,11 +77,8 @@ type subWatch struct {
 	failed  error // why the watch could not start (a compacted revision)
 
 	feed FeedReader      // instead of w, for a Feed
-	wake <-chan struct{} // the feed's: closed once more may be due
+	wake <-chan struct{} // the feed's: ready once more may be due
 }
-
-// closed is a channel that is always ready.
-var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // ServeWatches answers GET WatchesPath. The caller authenticated r;
 // each watch is authorized here, with the verb watch.
@@ -97,6 +97,9 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 		for _, sw := range subs {
 			if sw.w != nil {
 				sw.w.Stop()
+			}
+			if c, ok := sw.feed.(io.Closer); ok {
+				c.Close()
 			}
 		}
 	}()
@@ -211,12 +214,9 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			if sw.feed != nil {
+				// Asked each turn: a feed's wake may be a token the
+				// wait below took.
 				live++
-				select {
-				case <-sw.wake:
-				default:
-					continue
-				}
 				lines, resume, wake := sw.feed.Next()
 				if !sendFeed(i, lines, resume) {
 					return
@@ -332,7 +332,7 @@ func (s *Server) subWatch(r *http.Request, i int, spec string) (*subWatch, error
 		if err != nil {
 			return nil, err
 		}
-		return &subWatch{feed: fr, wake: closed}, nil
+		return &subWatch{feed: fr}, nil
 	}
 	group, version, rest, ok := splitAPIPath(u.Path)
 	if !ok {

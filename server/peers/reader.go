@@ -33,7 +33,7 @@ func (r *Reader) Next() ([][]byte, string, <-chan struct{}) {
 	select {
 	case <-f.ready:
 	default:
-		return nil, r.resume(), f.ready
+		return nil, "", f.ready
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -54,6 +54,9 @@ func (r *Reader) Next() ([][]byte, string, <-chan struct{}) {
 		default:
 			r.sum = f.sealSum
 		}
+	}
+	if len(lines) == 0 {
+		return nil, "", wake
 	}
 	out := make([][]byte, len(lines))
 	for i, l := range lines {

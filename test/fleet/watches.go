@@ -51,6 +51,7 @@ func (a *Agent) fullLoops(c *client.Client, watches client.MuxedWatches, cred no
 	})}, Checkpoint: filepath.Join(a.cfg.Dir, "services.json"), Clock: a.cfg.Clock, Logger: a.cfg.Logger}
 	tc := &streaming.Client{
 		API:     c,
+		Shared:  watches,
 		Dial:    tunnel.DialConfig{Server: cred.Server, CAData: cred.CAData, Token: cred.Credential, DialContext: a.dial},
 		Handler: http.NotFoundHandler(), Clock: a.cfg.Clock, Logger: a.cfg.Logger,
 		Backoff: backoff.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second},
