@@ -61,6 +61,9 @@ type Client struct {
 
 	connected atomic.Bool
 	onAPI     atomic.Bool
+	// carried reports, for a control on the shared stream, whether a
+	// stream the server accepted carries it now; nil otherwise.
+	carried atomic.Pointer[func() bool]
 }
 
 // maxOpening bounds the exchanges the agent opens at once.
@@ -71,11 +74,19 @@ const maxOpening = 32
 const stableAfter = time.Minute
 
 // Connected reports whether the tunnel is open now.
-func (c *Client) Connected() bool { return c.connected.Load() }
+func (c *Client) Connected() bool {
+	if !c.connected.Load() {
+		return false
+	}
+	if f := c.carried.Load(); f != nil {
+		return (*f)()
+	}
+	return true
+}
 
 // OnAPIConnection reports whether the tunnel open now is carried on the
 // API connection rather than a connection of its own.
-func (c *Client) OnAPIConnection() bool { return c.connected.Load() && c.onAPI.Load() }
+func (c *Client) OnAPIConnection() bool { return c.Connected() && c.onAPI.Load() }
 
 // Run opens the tunnel, serves it until it breaks, and opens it again
 // after a capped, jittered wait, until ctx ends; then it closes the
@@ -132,9 +143,14 @@ func (c *Client) open(ctx context.Context, log *slog.Logger) (func() error, erro
 		control, err := c.Shared.OpenFeed(ctx, tunnel.Path, nil)
 		if err == nil {
 			c.onAPI.Store(true)
+			if cb, ok := control.(interface{ Carried() bool }); ok {
+				f := cb.Carried
+				c.carried.Store(&f)
+			}
 			return func() error { return c.serveControl(ctx, control, log) }, nil
 		}
 	}
+	c.carried.Store(nil)
 	if c.API != nil {
 		control, err := c.API.OpenStream(ctx, tunnel.Path)
 		if err == nil {

@@ -69,10 +69,11 @@ type muxSub struct {
 	// resumes from (the server's resume of its last line).
 	feedPath, feedQuery string
 
-	events chan muxEvent // to the Watcher; closed by Run after an ERROR
-	done   chan struct{} // closed when the watch ends on the client's side
-	once   sync.Once
-	err    error // why done was closed
+	events  chan muxEvent // to the Watcher; closed by Run after an ERROR
+	done    chan struct{} // closed when the watch ends on the client's side
+	carried atomic.Bool   // a stream the server accepted carries it now
+	once    sync.Once
+	err     error // why done was closed
 }
 
 // muxEvent is one event handed to a watch.
@@ -170,6 +171,10 @@ func (b *feedBody) Read(p []byte) (int, error) {
 	b.cur = b.cur[n:]
 	return n, nil
 }
+
+// Carried reports whether a stream the server accepted carries the feed
+// now.
+func (b *feedBody) Carried() bool { return b.s.carried.Load() }
 
 func (b *feedBody) Close() error {
 	b.stop()
@@ -335,6 +340,14 @@ func (m *WatchMux) stream(ctx context.Context, subs []*muxSub) (bool, error) {
 		return false, err
 	}
 	defer resp.Body.Close()
+	for _, s := range subs {
+		s.carried.Store(true)
+	}
+	defer func() {
+		for _, s := range subs {
+			s.carried.Store(false)
+		}
+	}()
 	dec := jsontext.NewDecoder(resp.Body, watchJSON...)
 	progressed := false
 	var obj []byte
