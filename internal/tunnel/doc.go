@@ -7,7 +7,10 @@
 // connection the server wants, and the agent answers each with a POST
 // whose two streamed bodies are that connection (Registry.ServeControl
 // and ServeExchange on the server, ReadOpens and Listener on the agent;
-// see onapi.go). Where HTTP/2 is not to be had, the agent opens TLS to the
+// see onapi.go). An agent with a shared stream (the API server's
+// WatchesPath, beside its watches) reads those lines there instead, and
+// the server's end of the tunnel outlives each such stream
+// (Registry.AttachControl, shared.go). Where HTTP/2 is not to be had, the agent opens TLS to the
 // server (pinning the cluster CA), sends "GET /api/v1/skiff/tunnel" with
 // "Upgrade: skiff-tunnel/1", and after "101 Switching Protocols" runs a
 // hashicorp/yamux session over the connection (Dial, Registry.Accept).
