@@ -174,20 +174,24 @@ func openStreamedTunnel(t *testing.T, h *harness, token string, handler http.Han
 	if err != nil {
 		return c, err
 	}
+	go serveOpens(ctx, c, control, handler)
+	return c, nil
+}
+
+// serveOpens reads a tunnel's open lines from control and serves
+// handler on an exchange for each, as an agent does, until control ends.
+func serveOpens(ctx context.Context, c *client.Client, control io.ReadCloser, handler http.Handler) {
 	ln := tunnel.NewListener()
 	go (&http.Server{Handler: handler}).Serve(ln)
-	go func() {
-		defer ln.Close()
-		defer control.Close()
-		tunnel.ReadOpens(control, func(id string) {
-			go func() {
-				if x, err := c.OpenDuplex(ctx, tunnel.Path+"/"+id); err == nil {
-					ln.Deliver(x)
-				}
-			}()
-		})
-	}()
-	return c, nil
+	defer ln.Close()
+	defer control.Close()
+	tunnel.ReadOpens(control, func(id string) {
+		go func() {
+			if x, err := c.OpenDuplex(ctx, tunnel.Path+"/"+id); err == nil {
+				ln.Deliver(x)
+			}
+		}()
+	})
 }
 
 // TestTunnelOnAPIConnectionRealTLS: the tunnel carried on a node's API

@@ -126,19 +126,7 @@ func openSharedTunnel(t *testing.T, h *harness, token string, handler http.Handl
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := tunnel.NewListener()
-	go (&http.Server{Handler: handler}).Serve(ln)
-	go func() {
-		defer ln.Close()
-		defer control.Close()
-		tunnel.ReadOpens(control, func(id string) {
-			go func() {
-				if x, err := c.OpenDuplex(ctx, tunnel.Path+"/"+id); err == nil {
-					ln.Deliver(x)
-				}
-			}()
-		})
-	}()
+	go serveOpens(ctx, c, control, handler)
 }
 
 // TestTunnelOnSharedStreamRealTLS: a node's tunnel opens ride its shared

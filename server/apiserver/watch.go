@@ -216,16 +216,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 		case <-beat.C():
 			ticks++
 			due := bookmarks && (ticks >= bookmarkTicks || s.store.Revision()-marked >= bookmarkLag)
-			if cur := conn.load(); conn != nil && cur != seen && !due {
-				// The client heard from this connection since the last
-				// heartbeat: no keep-alive. The write deadline is kept
-				// ahead all the same, as a write would (an HTTP/2
-				// stream's deadline resets it when it passes).
-				seen = cur
-				s.keepAlivesSkipped.Add(1)
-				if at, renew := deadline.renew(time.Now()); renew {
-					rc.SetWriteDeadline(at)
-				}
+			if s.skipKeepAlive(conn, &seen, due, &deadline, rc) {
 				continue
 			}
 			var b []byte
@@ -249,6 +240,24 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 			return
 		}
 	}
+}
+
+// skipKeepAlive reports whether a heartbeat may go without a
+// keep-alive: nothing is due and the client heard from the connection
+// since the stream last looked (seen). The write deadline is kept ahead
+// all the same, as a write would (an HTTP/2 stream's deadline resets it
+// when it passes).
+func (s *Server) skipKeepAlive(conn *ConnActivity, seen *uint64, due bool, deadline *watchDeadline, rc *http.ResponseController) bool {
+	cur := conn.load()
+	if conn == nil || cur == *seen || due {
+		return false
+	}
+	*seen = cur
+	s.keepAlivesSkipped.Add(1)
+	if at, renew := deadline.renew(time.Now()); renew {
+		rc.SetWriteDeadline(at)
+	}
+	return true
 }
 
 // maxBurst is the most events a watch stream writes between flushes (and

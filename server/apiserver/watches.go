@@ -285,12 +285,7 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 		case <-beat.C():
 			ticks++
 			due := ticks >= bookmarkTicks || s.store.Revision()-marked >= bookmarkLag
-			if cur := conn.load(); conn != nil && cur != seen && !due {
-				seen = cur
-				s.keepAlivesSkipped.Add(1)
-				if at, renew := deadline.renew(time.Now()); renew {
-					rc.SetWriteDeadline(at)
-				}
+			if s.skipKeepAlive(conn, &seen, due, &deadline, rc) {
 				continue
 			}
 			marked = s.store.Revision()
