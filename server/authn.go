@@ -88,34 +88,47 @@ func clientIP(r *http.Request) string {
 // budget (authLimiter) is spent. A store failure is a 503.
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok := bearerToken(r)
-		var id auth.Identity
-		var err error
-		if auth.IsServiceAccountToken(tok) {
-			id, err = s.saTokens.Authenticate(r.Context(), tok)
-		} else {
-			id, err = s.tokens.Authenticate(r.Context(), tok)
-		}
-		switch {
-		case errors.Is(err, auth.ErrUnauthenticated):
-			if !s.authLimiter.Allow(clientIP(r)) {
-				writeTooMany(w)
-				return
-			}
-			writeStatus(w, unauthorized("Unauthorized"))
-			return
-		case err != nil:
-			s.log.LogAttrs(r.Context(), slog.LevelError, "authenticate", slog.Any("err", err))
-			writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot check credentials right now"))
-			return
-		}
-		if ri := requestInfoFrom(r.Context()); ri != nil {
-			ri.id, ri.authenticated = id, true
+		r, ok := s.identify(w, r)
+		if ok {
 			next.ServeHTTP(w, r)
-			return
 		}
-		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
 	})
+}
+
+// identify is authenticate's check: it returns r carrying the identity
+// of its token, or answers w and returns false. It is a method of its
+// own, not inlined, so that its frame is not under the handler for as
+// long as the handler runs (an agent's shared watch stream: its whole
+// connection).
+//
+//go:noinline
+func (s *server) identify(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	tok := bearerToken(r)
+	var id auth.Identity
+	var err error
+	if auth.IsServiceAccountToken(tok) {
+		id, err = s.saTokens.Authenticate(r.Context(), tok)
+	} else {
+		id, err = s.tokens.Authenticate(r.Context(), tok)
+	}
+	switch {
+	case errors.Is(err, auth.ErrUnauthenticated):
+		if !s.authLimiter.Allow(clientIP(r)) {
+			writeTooMany(w)
+			return r, false
+		}
+		writeStatus(w, unauthorized("Unauthorized"))
+		return r, false
+	case err != nil:
+		s.log.LogAttrs(r.Context(), slog.LevelError, "authenticate", slog.Any("err", err))
+		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot check credentials right now"))
+		return r, false
+	}
+	if ri := requestInfoFrom(r.Context()); ri != nil {
+		ri.id, ri.authenticated = id, true
+		return r, true
+	}
+	return r.WithContext(withIdentity(r.Context(), id)), true
 }
 
 // requireAdmin refuses every identity but the admin with 403.

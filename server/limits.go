@@ -136,38 +136,57 @@ func limitInFlight(limit int, clk clock.Clock) func(http.Handler) http.Handler {
 		if limit <= 0 {
 			return next
 		}
-		slots := make(chan struct{}, limit)
-		beatSlots := make(chan struct{}, max(limit/4, 1))
-		statusSlots := make(chan struct{}, podStatusSlots(limit))
-		var statusWaiting atomic.Int64 // status writes holding or waiting for a slot
+		l := &inFlight{
+			next:        next,
+			clk:         clk,
+			slots:       make(chan struct{}, limit),
+			beatSlots:   make(chan struct{}, max(limit/4, 1)),
+			statusSlots: make(chan struct{}, podStatusSlots(limit)),
+		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || isLongRunning(r) {
+				// A long-running request holds no slot; the limited
+				// path's frame is not under it either (an agent's
+				// shared watch stream lasts its whole connection).
 				next.ServeHTTP(w, r)
 				return
 			}
-			slots, wait := slots, time.Duration(0)
-			switch {
-			case isHeartbeat(r):
-				slots, wait = beatSlots, beatQueueWait
-			case isPodStatusWrite(r):
-				slots, wait = statusSlots, podStatusQueueWait
-				// The queue is bounded too: past it a write is refused
-				// at once rather than held, whoever sent it.
-				if statusWaiting.Add(1) > podStatusMaxWaiting {
-					wait = 0
-				}
-				defer statusWaiting.Add(-1)
-			}
-			if !acquireSlot(r.Context(), slots, wait, clk) {
-				w.Header().Set("Retry-After", strconv.Itoa(inFlightRetryAfter))
-				writeStatus(w, api.NewStatusError(http.StatusTooManyRequests, api.StatusReasonTooManyRequests,
-					"too many requests in flight; retry after %d second(s)", inFlightRetryAfter))
-				return
-			}
-			defer func() { <-slots }()
-			next.ServeHTTP(w, r)
+			l.serve(w, r)
 		})
 	}
+}
+
+// inFlight is limitInFlight's state.
+type inFlight struct {
+	next                          http.Handler
+	clk                           clock.Clock
+	slots, beatSlots, statusSlots chan struct{}
+	statusWaiting                 atomic.Int64 // status writes holding or waiting for a slot
+}
+
+//go:noinline
+func (l *inFlight) serve(w http.ResponseWriter, r *http.Request) {
+	slots, wait := l.slots, time.Duration(0)
+	switch {
+	case isHeartbeat(r):
+		slots, wait = l.beatSlots, beatQueueWait
+	case isPodStatusWrite(r):
+		slots, wait = l.statusSlots, podStatusQueueWait
+		// The queue is bounded too: past it a write is refused
+		// at once rather than held, whoever sent it.
+		if l.statusWaiting.Add(1) > podStatusMaxWaiting {
+			wait = 0
+		}
+		defer l.statusWaiting.Add(-1)
+	}
+	if !acquireSlot(r.Context(), slots, wait, l.clk) {
+		w.Header().Set("Retry-After", strconv.Itoa(inFlightRetryAfter))
+		writeStatus(w, api.NewStatusError(http.StatusTooManyRequests, api.StatusReasonTooManyRequests,
+			"too many requests in flight; retry after %d second(s)", inFlightRetryAfter))
+		return
+	}
+	defer func() { <-slots }()
+	l.next.ServeHTTP(w, r)
 }
 
 // beatQueueWait is how long a heartbeat waits for a slot: half of a

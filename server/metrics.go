@@ -83,12 +83,17 @@ func (m *serverMetrics) addWriter(f func(w *promtext.Writer)) {
 }
 
 // watchStarted counts an open watch stream until the returned func runs.
-func (m *serverMetrics) watchStarted() (ended func()) {
-	if m == nil {
-		return func() {}
+func (m *serverMetrics) watchStarted() {
+	if m != nil {
+		m.watches.Add(1)
 	}
-	m.watches.Add(1)
-	return func() { m.watches.Add(-1) }
+}
+
+// watchEnded undoes watchStarted.
+func (m *serverMetrics) watchEnded() {
+	if m != nil {
+		m.watches.Add(-1)
+	}
 }
 
 // serveHTTP writes the metrics in the Prometheus text format.

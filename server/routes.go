@@ -186,6 +186,10 @@ type requestState struct {
 	info  requestInfo
 	rec   statusRecorder
 	route chi.Context // the routing context, when Routes is set (the mux served)
+
+	start          time.Time
+	resource, verb string // requestLabels
+	watch          bool   // counted in the watch gauge
 }
 
 // Value answers the request's own keys and asks the parent for the
@@ -214,45 +218,63 @@ func (st *requestState) Value(key any) any {
 func (s *server) logRequests(next http.Handler) http.Handler {
 	mux, _ := next.(*chi.Mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		st := &requestState{Context: r.Context(), rec: statusRecorder{ResponseWriter: w}}
-		if mux != nil {
-			st.route.Routes = mux
-		}
-		resource, verb := requestLabels(r)
-		if verb == "watch" {
-			defer s.metrics.watchStarted()()
+		// The work before and after is in methods of their own: this
+		// frame stays under every handler for as long as it runs, an
+		// agent's shared watch stream for as long as the agent is
+		// connected (requestState).
+		st := s.beginRequest(w, r, mux)
+		if st.watch {
+			defer s.metrics.watchEnded()
 		}
 		next.ServeHTTP(&st.rec, r.WithContext(st))
-		if verb != "watch" && st.info.authenticated && st.info.id.Node != "" {
-			// An agent heard from its connection: its watch streams
-			// need no keep-alive for a while. Only an agent's: the
-			// dashboard and kubectl keep their keep-alives, whatever
-			// else their connection carries (the dashboard takes a
-			// watch silent for 35 s for dead).
-			apiserver.NoteAnswered(r.Context())
-		}
-		code := st.rec.code
-		if code == 0 {
-			code = http.StatusOK
-		}
-		level := slog.LevelInfo
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || code < 300 && (isNodeReport(r) || st.info.nodeStatusWrite()) {
-			level = slog.LevelDebug
-		}
-		s.metrics.observe(resource, verb, code, time.Since(start))
-		s.audit(r, &st.info, code, time.Now())
-		if !s.log.Enabled(r.Context(), level) {
-			return
-		}
-		s.log.LogAttrs(r.Context(), level, "request",
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
-			slog.Int("code", code),
-			slog.Duration("duration", time.Since(start)),
-			slog.String("identity", st.info.who()),
-			slog.String("remote", clientIP(r)))
+		s.endRequest(st, r)
 	})
+}
+
+//go:noinline
+func (s *server) beginRequest(w http.ResponseWriter, r *http.Request, mux *chi.Mux) *requestState {
+	st := &requestState{Context: r.Context(), rec: statusRecorder{ResponseWriter: w}, start: time.Now()}
+	if mux != nil {
+		st.route.Routes = mux
+	}
+	st.resource, st.verb = requestLabels(r)
+	if st.verb == "watch" {
+		st.watch = true
+		s.metrics.watchStarted()
+	}
+	return st
+}
+
+//go:noinline
+func (s *server) endRequest(st *requestState, r *http.Request) {
+	if !st.watch && st.info.authenticated && st.info.id.Node != "" {
+		// An agent heard from its connection: its watch streams
+		// need no keep-alive for a while. Only an agent's: the
+		// dashboard and kubectl keep their keep-alives, whatever
+		// else their connection carries (the dashboard takes a
+		// watch silent for 35 s for dead).
+		apiserver.NoteAnswered(r.Context())
+	}
+	code := st.rec.code
+	if code == 0 {
+		code = http.StatusOK
+	}
+	level := slog.LevelInfo
+	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || code < 300 && (isNodeReport(r) || st.info.nodeStatusWrite()) {
+		level = slog.LevelDebug
+	}
+	s.metrics.observe(st.resource, st.verb, code, time.Since(st.start))
+	s.audit(r, &st.info, code, time.Now())
+	if !s.log.Enabled(r.Context(), level) {
+		return
+	}
+	s.log.LogAttrs(r.Context(), level, "request",
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("code", code),
+		slog.Duration("duration", time.Since(st.start)),
+		slog.String("identity", st.info.who()),
+		slog.String("remote", clientIP(r)))
 }
 
 // recoverPanics turns a handler panic into a logged 500 Status.

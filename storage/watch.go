@@ -150,7 +150,9 @@ func (w *Watcher) Err() error {
 // or a failure that Err reports).
 func (w *Watcher) Done() <-chan struct{} { return w.ctx.Done() }
 
-// Ready receives a value when live events may be waiting for Next.
+// Ready receives a value when live events may be waiting for Next, and
+// when the watch failed (Done is closed then; Stop and the caller's
+// context ending do not send).
 func (w *Watcher) Ready() <-chan struct{} { return w.notify }
 
 // Stop ends the watch and, if Events started its goroutine, waits for it
@@ -221,6 +223,11 @@ func (w *Watcher) failLocked(err error) {
 	}
 	w.ended, w.err = true, err
 	w.cancel()
+	// Ready too: a reader waiting on Ready alone learns of the end.
+	select {
+	case w.notify <- struct{}{}:
+	default:
+	}
 }
 
 // run is Events' goroutine: it pulls events and sends them on.

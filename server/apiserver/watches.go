@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/clock"
 	"github.com/skiffhq/skiff/storage"
 )
 
@@ -82,96 +83,225 @@ type subWatch struct {
 
 // ServeWatches answers GET WatchesPath. The caller authenticated r;
 // each watch is authorized here, with the verb watch.
+//
+// An agent's stream lasts as long as its connection, and the handler's
+// goroutine waits under every frame between it and the HTTP/2 server.
+// The goroutine keeps the stack its deepest moment needed (rendering,
+// the store) until a collection finds it using under a quarter, so the
+// frames it waits under are kept small: the work is in methods of
+// watchStream, each returning before the wait (at 10,000 agents, a
+// 16 KiB stack where 8 KiB does was 80 MB).
 func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
+	st := s.startWatches(w, r)
+	if st == nil {
+		return
+	}
+	defer st.close()
+	st.run()
+}
+
+// watchStream is one WatchesPath stream's state.
+type watchStream struct {
+	s        *Server
+	w        http.ResponseWriter
+	r        *http.Request
+	rc       *http.ResponseController
+	subs     []*subWatch
+	deadline watchDeadline
+	head     []byte
+	beat     clock.Ticker
+	conn     *ConnActivity
+	seen     uint64
+	ticks    int
+	marked   int64
+}
+
+// startWatches starts r's watches, or answers its error and returns nil.
+//
+//go:noinline
+func (s *Server) startWatches(w http.ResponseWriter, r *http.Request) *watchStream {
 	if r.Method != http.MethodGet {
 		s.methodNotAllowed(w, r)
-		return
+		return nil
 	}
 	specs := r.URL.Query()["watch"]
 	if len(specs) == 0 || len(specs) > maxWatches {
 		writeStatus(w, api.NewBadRequest("watch: give 1 to %d watches, not %d", maxWatches, len(specs)))
-		return
+		return nil
 	}
-	subs := make([]*subWatch, 0, len(specs))
-	defer func() {
-		for _, sw := range subs {
-			if sw.w != nil {
-				sw.w.Stop()
-			}
-			if c, ok := sw.feed.(io.Closer); ok {
-				c.Close()
-			}
-		}
-	}()
+	st := &watchStream{s: s, w: w, r: r, subs: make([]*subWatch, 0, len(specs))}
 	for i, spec := range specs {
 		sw, err := s.subWatch(r, i, spec)
 		if err != nil {
+			st.stop()
 			s.writeError(w, r, err, nil, "")
-			return
+			return nil
 		}
-		subs = append(subs, sw)
+		st.subs = append(st.subs, sw)
 	}
 	s.sharedStreams.Add(1)
-	s.watches.Add(int64(len(subs)))
-	defer func() { s.sharedStreams.Add(-1); s.watches.Add(-int64(len(subs))) }()
-	rc := http.NewResponseController(w)
+	s.watches.Add(int64(len(st.subs)))
+	st.rc = http.NewResponseController(w)
+	st.deadline = watchDeadline{heartbeat: s.heartbeat}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	deadline := watchDeadline{heartbeat: s.heartbeat}
-	var head []byte
-	// send writes watch i's event line (one of the encoder's lines)
-	// with the two members in front.
-	send := func(i int, rev int64, line []byte) bool {
-		if at, renew := deadline.renew(time.Now()); renew {
-			rc.SetWriteDeadline(at)
+	return st
+}
+
+// stop ends the watches and closes the feeds.
+func (st *watchStream) stop() {
+	for _, sw := range st.subs {
+		if sw.w != nil {
+			sw.w.Stop()
 		}
-		head = append(head[:0], `{"watch":`...)
+		if c, ok := sw.feed.(io.Closer); ok {
+			c.Close()
+		}
+	}
+}
+
+//go:noinline
+func (st *watchStream) close() {
+	st.stop()
+	st.s.sharedStreams.Add(-1)
+	st.s.watches.Add(-int64(len(st.subs)))
+	if st.beat != nil {
+		st.beat.Stop()
+	}
+}
+
+// The reasons wait returns.
+const (
+	wokeReady = iota // a watch or feed may have more
+	wokeBeat         // the heartbeat ticked
+	wokeDone         // the request ended
+)
+
+func (st *watchStream) run() {
+	if !st.sendInitial() || st.rc.Flush() != nil {
+		return
+	}
+	st.beat = st.s.clock.NewTicker(st.s.heartbeat)
+	st.conn = connActivityOf(st.r.Context())
+	st.seen, st.marked = st.conn.load(), st.s.store.Revision()
+	for {
+		n, live, ok := st.pump()
+		switch {
+		case !ok:
+			return
+		case n > 0:
+			if st.rc.Flush() != nil {
+				return
+			}
+			st.conn.note()
+			continue // until every watch has nothing ready
+		case live == 0:
+			return
+		}
+		switch st.wait() {
+		case wokeBeat:
+			if !st.keepAlive() {
+				return
+			}
+		case wokeDone:
+			return
+		}
+	}
+}
+
+// wait waits for a watch or feed that may have more (a watch that ended
+// is ready too: storage.Watcher), the heartbeat, or the request's end.
+//
+//go:noinline
+func (st *watchStream) wait() int {
+	var ready [maxWatches]<-chan struct{}
+	for i, sw := range st.subs {
+		switch {
+		case sw.ended:
+		case sw.feed != nil:
+			ready[i] = sw.wake
+		default:
+			ready[i] = sw.w.Ready()
+		}
+	}
+	select {
+	case <-ready[0]:
+	case <-ready[1]:
+	case <-ready[2]:
+	case <-ready[3]:
+	case <-ready[4]:
+	case <-ready[5]:
+	case <-st.beat.C():
+		return wokeBeat
+	case <-st.r.Context().Done():
+		return wokeDone
+	}
+	return wokeReady
+}
+
+// send writes watch i's event line (one of the encoder's lines) with
+// the two members in front.
+func (st *watchStream) send(i int, rev int64, line []byte) bool {
+	if at, renew := st.deadline.renew(time.Now()); renew {
+		st.rc.SetWriteDeadline(at)
+	}
+	head := append(st.head[:0], `{"watch":`...)
+	head = strconv.AppendInt(head, int64(i), 10)
+	if rev > 0 {
+		head = append(head, `,"resourceVersion":"`...)
+		head = strconv.AppendInt(head, rev, 10)
+		head = append(head, '"')
+	}
+	head = append(head, ',')
+	st.head = head
+	if _, err := st.w.Write(head); err != nil {
+		return false
+	}
+	_, err := st.w.Write(line[1:]) // the line without its '{'
+	return err == nil
+}
+
+// sendFeed writes the lines of feed i, each with its resume query.
+func (st *watchStream) sendFeed(i int, lines [][]byte, resume string) bool {
+	for _, l := range lines {
+		if at, renew := st.deadline.renew(time.Now()); renew {
+			st.rc.SetWriteDeadline(at)
+		}
+		head := append(st.head[:0], `{"watch":`...)
 		head = strconv.AppendInt(head, int64(i), 10)
-		if rev > 0 {
-			head = append(head, `,"resourceVersion":"`...)
-			head = strconv.AppendInt(head, rev, 10)
-			head = append(head, '"')
-		}
-		head = append(head, ',')
-		if _, err := w.Write(head); err != nil {
+		head = append(head, `,"resume":`...)
+		head = strconv.AppendQuote(head, resume)
+		head = append(head, `,"type":"`+FeedEvent+`","object":`...)
+		st.head = head
+		if _, err := st.w.Write(head); err != nil {
 			return false
 		}
-		_, err := w.Write(line[1:]) // the line without its '{'
-		return err == nil
-	}
-	// sendFeed writes the lines of feed i, each with its resume query.
-	sendFeed := func(i int, lines [][]byte, resume string) bool {
-		for _, l := range lines {
-			if at, renew := deadline.renew(time.Now()); renew {
-				rc.SetWriteDeadline(at)
-			}
-			head = append(head[:0], `{"watch":`...)
-			head = strconv.AppendInt(head, int64(i), 10)
-			head = append(head, `,"resume":`...)
-			head = strconv.AppendQuote(head, resume)
-			head = append(head, `,"type":"`+FeedEvent+`","object":`...)
-			if _, err := w.Write(head); err != nil {
-				return false
-			}
-			if _, err := writeChunked(w, bytes.TrimRight(l, "\n")); err != nil {
-				return false
-			}
-			if _, err := w.Write([]byte("}\n")); err != nil {
-				return false
-			}
+		if _, err := writeChunked(st.w, bytes.TrimRight(l, "\n")); err != nil {
+			return false
 		}
-		return true
+		if _, err := st.w.Write([]byte("}\n")); err != nil {
+			return false
+		}
 	}
-	// end sends watch i's ERROR event and stops it. A watch that ended
-	// without an error (the store closing) ends the stream.
-	end := func(i int, err error) bool {
-		sw := subs[i]
-		sw.ended = true
-		sw.w.Stop()
-		return err != nil && send(i, 0, errorEvent(err))
-	}
-	for i, sw := range subs {
+	return true
+}
+
+// end sends watch i's ERROR event and stops it. A watch that ended
+// without an error (the store closing) ends the stream.
+func (st *watchStream) end(i int, err error) bool {
+	sw := st.subs[i]
+	sw.ended = true
+	sw.w.Stop()
+	return err != nil && st.send(i, 0, errorEvent(err))
+}
+
+// sendInitial sends each watch's current objects (or its ERROR, when it
+// could not start).
+//
+//go:noinline
+func (st *watchStream) sendInitial() bool {
+	for i, sw := range st.subs {
 		if sw.feed != nil {
 			continue
 		}
@@ -179,8 +309,8 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 			// The watch could not start (a compacted revision): its
 			// ERROR, and the others go on.
 			sw.ended = true
-			if !send(i, 0, errorEvent(sw.failed)) {
-				return
+			if !st.send(i, 0, errorEvent(sw.failed)) {
+				return false
 			}
 			continue
 		}
@@ -190,124 +320,96 @@ func (s *Server) ServeWatches(w http.ResponseWriter, r *http.Request) {
 		// The current objects carry no revision (a stream cut among
 		// them must list again); the BOOKMARK after them does.
 		for _, it := range sw.initial {
-			if !send(i, 0, sw.enc.render(api.Added, it)) {
-				return
+			if !st.send(i, 0, sw.enc.render(api.Added, it)) {
+				return false
 			}
 			sw.enc.release()
 		}
 		sw.initial = nil
-		if !send(i, sw.from, sw.enc.bookmark(sw.from)) {
-			return
+		if !st.send(i, sw.from, sw.enc.bookmark(sw.from)) {
+			return false
 		}
 	}
-	if rc.Flush() != nil {
-		return
-	}
-	beat := s.clock.NewTicker(s.heartbeat)
-	defer beat.Stop()
-	conn := connActivityOf(r.Context())
-	seen, ticks, marked := conn.load(), 0, s.store.Revision()
-	for {
-		n, live := 0, 0
-		for i, sw := range subs {
-			if sw.ended {
-				continue
-			}
-			if sw.feed != nil {
-				// Asked each turn: a feed's wake may be a token the
-				// wait below took.
-				live++
-				lines, resume, wake := sw.feed.Next()
-				if !sendFeed(i, lines, resume) {
-					return
-				}
-				sw.wake = wake
-				n += len(lines)
-				continue
-			}
-			for k := 0; k < maxBurst; k++ {
-				ev, ok := sw.w.Next()
-				if !ok {
-					break
-				}
-				if !send(i, ev.Revision, sw.enc.render(ev.Type.String(), ev.Value)) {
-					return
-				}
-				sw.enc.release()
-				sw.last = ev.Revision
-				n++
-			}
-			select {
-			case <-sw.w.Done():
-				// An ended watch has nothing more.
-				if r.Context().Err() != nil || !end(i, sw.w.Err()) {
-					return
-				}
-				n++
-				continue
-			default:
-			}
+	return true
+}
+
+// pump sends what each watch and feed has ready, up to maxBurst events
+// a watch: n is how many it sent, live how many watches go on, and ok
+// false when the stream must end.
+//
+//go:noinline
+func (st *watchStream) pump() (n, live int, ok bool) {
+	for i, sw := range st.subs {
+		if sw.ended {
+			continue
+		}
+		if sw.feed != nil {
+			// Asked each turn: a feed's wake may be a token the
+			// wait took.
 			live++
-		}
-		if n > 0 {
-			if rc.Flush() != nil {
-				return
+			lines, resume, wake := sw.feed.Next()
+			if !st.sendFeed(i, lines, resume) {
+				return n, live, false
 			}
-			conn.note()
-			continue // until every watch has nothing ready
+			sw.wake = wake
+			n += len(lines)
+			continue
 		}
-		if live == 0 {
-			return
-		}
-		var ready, done [maxWatches]<-chan struct{}
-		for i, sw := range subs {
-			switch {
-			case sw.ended:
-			case sw.feed != nil:
-				ready[i] = sw.wake
-			default:
-				ready[i], done[i] = sw.w.Ready(), sw.w.Done()
+		for k := 0; k < maxBurst; k++ {
+			ev, ok := sw.w.Next()
+			if !ok {
+				break
 			}
+			if !st.send(i, ev.Revision, sw.enc.render(ev.Type.String(), ev.Value)) {
+				return n, live, false
+			}
+			sw.enc.release()
+			sw.last = ev.Revision
+			n++
 		}
 		select {
-		case <-ready[0]:
-		case <-ready[1]:
-		case <-ready[2]:
-		case <-ready[3]:
-		case <-ready[4]:
-		case <-ready[5]:
-		case <-done[0]:
-		case <-done[1]:
-		case <-done[2]:
-		case <-done[3]:
-		case <-done[4]:
-		case <-done[5]:
-		case <-beat.C():
-			ticks++
-			due := ticks >= bookmarkTicks || s.store.Revision()-marked >= bookmarkLag
-			if s.skipKeepAlive(conn, &seen, due, &deadline, rc) {
-				continue
+		case <-sw.w.Done():
+			// An ended watch has nothing more.
+			if st.r.Context().Err() != nil || !st.end(i, sw.w.Err()) {
+				return n, live, false
 			}
-			marked = s.store.Revision()
-			for i, sw := range subs {
-				if sw.ended || sw.feed != nil {
-					continue
-				}
-				sw.last = max(sw.last, sw.w.Progress())
-				if !send(i, sw.last, sw.enc.bookmark(sw.last)) {
-					return
-				}
-			}
-			if rc.Flush() != nil {
-				return
-			}
-			conn.note()
-			seen, ticks = conn.load(), 0
-			s.keepAlives.Add(1)
-		case <-r.Context().Done():
-			return
+			n++
+			continue
+		default:
+		}
+		live++
+	}
+	return n, live, true
+}
+
+// keepAlive sends each watch's BOOKMARK, unless the connection was
+// heard from lately (skipKeepAlive).
+//
+//go:noinline
+func (st *watchStream) keepAlive() bool {
+	s := st.s
+	st.ticks++
+	due := st.ticks >= bookmarkTicks || s.store.Revision()-st.marked >= bookmarkLag
+	if s.skipKeepAlive(st.conn, &st.seen, due, &st.deadline, st.rc) {
+		return true
+	}
+	st.marked = s.store.Revision()
+	for i, sw := range st.subs {
+		if sw.ended || sw.feed != nil {
+			continue
+		}
+		sw.last = max(sw.last, sw.w.Progress())
+		if !st.send(i, sw.last, sw.enc.bookmark(sw.last)) {
+			return false
 		}
 	}
+	if st.rc.Flush() != nil {
+		return false
+	}
+	st.conn.note()
+	st.seen, st.ticks = st.conn.load(), 0
+	s.keepAlives.Add(1)
+	return true
 }
 
 // subWatch checks, authorizes and starts watch i of a WatchesPath
