@@ -48,6 +48,8 @@ deps:
 test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/test/qemuarm$$')
+	# sizes of a release build's stacks, which -race changes:
+	$(GO) test -count=1 -timeout 5m -run '^TestSharedStreamWaitsOnASmallStack$$' ./server
 	$(MAKE) --no-print-directory test-arm
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(MAKE) --no-print-directory test-vm

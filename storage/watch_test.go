@@ -539,6 +539,44 @@ func TestWatchBuffer(t *testing.T) {
 	}
 }
 
+// TestWatchReadyWhenItFails: a reader that waits on Ready alone (the
+// shared watch stream waits on its watches' Ready, not on each Done)
+// learns that its watch failed.
+func TestWatchReadyWhenItFails(t *testing.T) {
+	ctx := context.Background()
+	s := storagetest.Open(t, storage.Options{})
+	w, err := s.Watch(ctx, "configmaps", storage.WatchOptions{FromNow: true, Buffer: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ready := func(what string) {
+		t.Helper()
+		select {
+		case <-w.Ready():
+		case <-time.After(waitEvent):
+			t.Fatalf("Ready did not fire %s", what)
+		}
+	}
+	if err := s.Create(ctx, storagetest.ConfigMap("default", "c0", nil)); err != nil {
+		t.Fatal(err)
+	}
+	ready("for the first event")
+	// The event is not read: the second one finds the buffer of 1 full.
+	if err := s.Create(ctx, storagetest.ConfigMap("default", "c1", nil)); err != nil {
+		t.Fatal(err)
+	}
+	ready("when the watch fell behind and failed")
+	select {
+	case <-w.Done():
+	default:
+		t.Fatal("Ready fired but the watch is not done")
+	}
+	if err := w.Err(); !errors.Is(err, storage.ErrTooSlow) {
+		t.Fatalf("Err() = %v; want ErrTooSlow", err)
+	}
+}
+
 func TestWatchStop(t *testing.T) {
 	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
 		ctx := context.Background()

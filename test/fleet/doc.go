@@ -28,4 +28,9 @@
 // restarts); ./fleetsim is its command and `make fleet AGENTS=10000` runs
 // it. The package's test runs a small fleet through the same steps with
 // no speed assertions.
+//
+// stackhist/build.sh builds a measurement-only server whose pprof
+// address also lists the goroutines by where they started and the size
+// of their stacks (the runtime has no API for it, so the build adds one
+// with go build -overlay).
 package fleet
