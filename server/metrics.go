@@ -82,7 +82,7 @@ func (m *serverMetrics) addWriter(f func(w *promtext.Writer)) {
 	m.mu.Unlock()
 }
 
-// watchStarted counts an open watch stream until the returned func runs.
+// watchStarted counts an open watch stream until watchEnded.
 func (m *serverMetrics) watchStarted() {
 	if m != nil {
 		m.watches.Add(1)

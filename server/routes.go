@@ -221,7 +221,7 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 		// The work before and after is in methods of their own: this
 		// frame stays under every handler for as long as it runs, an
 		// agent's shared watch stream for as long as the agent is
-		// connected (requestState).
+		// connected.
 		st := s.beginRequest(w, r, mux)
 		if st.watch {
 			defer s.metrics.watchEnded()
