@@ -58,12 +58,13 @@ func runImages(ctx context.Context, env *cliEnv, args []string) error {
 	return importFiles(ctx, rt, fs.Args(), env.stdout)
 }
 
-// agentSocket picks the containerd socket: the one given; else the
-// system's when it answers; else the managed one a `skiff agent` with
-// this data dir started.
+// agentSocket picks the containerd socket: the one given (made
+// absolute: containerd's client takes a relative path for a URL and
+// refuses it); else the system's when it answers; else the managed one
+// a `skiff agent` with this data dir started.
 func agentSocket(given, system, dataDir string) (string, error) {
 	if given != "" {
-		return given, nil
+		return filepath.Abs(given)
 	}
 	if socketAnswers(system) {
 		return system, nil

@@ -76,6 +76,12 @@ func TestAgentSocket(t *testing.T) {
 	if got, err := agentSocket("/given.sock", system, dir); got != "/given.sock" || err != nil {
 		t.Errorf("agentSocket(given) = %q, %v; want /given.sock", got, err)
 	}
+	// A relative path (make run's ./.skiff/agent/containerd/containerd.sock)
+	// is made absolute: containerd's client refused it as a URL.
+	wd, _ := os.Getwd()
+	if got, err := agentSocket(".skiff/c.sock", system, dir); got != filepath.Join(wd, ".skiff/c.sock") || err != nil {
+		t.Errorf("agentSocket(relative) = %q, %v; want it under %s", got, err, wd)
+	}
 	_, err := agentSocket("", system, dir)
 	if err == nil || !strings.Contains(err.Error(), "no containerd answers at "+system) || !strings.Contains(err.Error(), filepath.Join(dir, "agent", "containerd")) {
 		t.Errorf("agentSocket(nothing running) = %v; want an error naming both sockets", err)
