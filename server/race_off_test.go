@@ -1,6 +1,0 @@
-//go:build !race
-
-package server
-
-// raceEnabled: see race_on_test.go.
-const raceEnabled = false
