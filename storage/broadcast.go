@@ -27,12 +27,20 @@ type broadcaster struct {
 	// watchers, by resource, the others.
 	indexed watchIndex
 
+	// lastChange, when set, gives the revision of a resource's last
+	// change (Store.ResourceRevision), noted before the change is
+	// published; it knows every change after revision known (the store's
+	// revision when it opened, or the end of a gap skipTo jumped).
+	lastChange func(resource string) int64
+	known      int64
+
 	wg sync.WaitGroup // one per running Events goroutine
 }
 
 func newBroadcaster(rev int64, ringSize int, maxBytes int64) *broadcaster {
 	return &broadcaster{
 		rev:      rev,
+		known:    rev,
 		watchers: make(map[string]map[*Watcher]struct{}),
 		ring:     make([]*change, ringSize),
 		maxBytes: maxBytes,
@@ -115,7 +123,7 @@ func (b *broadcaster) register(w *Watcher, compacted int64) error {
 		return ErrCompacted
 	}
 	w.replayTo = w.from
-	if oldest := b.oldestLocked(); w.from+1 < oldest {
+	if oldest := b.oldestLocked(); w.from+1 < oldest && !b.unchangedSinceLocked(w.resource, w.from) {
 		// An indexed watch (an agent's assignment stream) whose history
 		// has left the ring is told to list again rather than replay the
 		// change log: a replay reads every change of the resource since
@@ -147,6 +155,17 @@ func (b *broadcaster) register(w *Watcher, compacted int64) error {
 	}
 	b.addLocked(w)
 	return nil
+}
+
+// unchangedSinceLocked reports whether no object of resource changed
+// after revision from, so a watch from there has nothing to replay
+// however old from is. A fleet's Service and EndpointSlice watches,
+// resumed together from the bookmark they last had while a large
+// Deployment turned the ring over in two seconds, each read the change
+// log from there (every change of every resource in the range, to keep
+// none): 16 % of the server's CPU during the placement.
+func (b *broadcaster) unchangedSinceLocked(resource string, from int64) bool {
+	return b.lastChange != nil && from >= b.known && b.lastChange(resource) <= from
 }
 
 // track counts a watcher goroutine about to start in b.wg, so close waits
@@ -198,6 +217,9 @@ func (b *broadcaster) skipTo(rev int64, err error) {
 	clear(b.ring)
 	b.start, b.n, b.bytes = 0, 0, 0
 	b.rev = rev
+	// The skipped changes were never noted: what lastChange says holds
+	// only after them.
+	b.known = max(b.known, rev)
 }
 
 // close ends every watcher with err, refuses new ones, and waits for their

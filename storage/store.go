@@ -173,6 +173,7 @@ func (s *Store) open(ctx context.Context) error {
 		return err
 	}
 	s.bc = newBroadcaster(rev, s.opts.WatchCacheSize, s.opts.WatchCacheBytes)
+	s.bc.lastChange = s.ResourceRevision
 	s.warmWatchCache(ctx, rev, compacted)
 	return nil
 }

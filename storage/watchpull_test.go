@@ -452,3 +452,91 @@ func TestIndexedWatchBeyondCacheListsAgain(t *testing.T) {
 		t.Errorf("indexed watch with no cache gave %d events; want its replay", len(evs))
 	}
 }
+
+// TestWatchOfAnUnchangedResourceReadsNoLog: a watch resumed from a
+// revision older than the watch cache reads nothing from the change log
+// when no object of its resource changed since (a fleet's Service
+// watches resuming while a Deployment turns the cache over), and still
+// gets every change since when one did, before and after the store
+// reopens (changes from before Open are not known to be absent).
+func TestWatchOfAnUnchangedResourceReadsNoLog(t *testing.T) {
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		ctx := context.Background()
+		opts := b.Fresh(t, storage.Options{WatchCacheSize: 16, CompactInterval: -1})
+		s, err := storage.Open(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { s.Close() }()
+		if err := s.Create(ctx, storagetest.ConfigMap("default", "early", nil)); err != nil {
+			t.Fatal(err)
+		}
+		beforeLate := s.Revision()
+		if err := s.Create(ctx, storagetest.ConfigMap("default", "late", nil)); err != nil {
+			t.Fatal(err)
+		}
+		unchanged := s.Revision()
+		churnPods(t, s, "p", 10) // well over 16 changes: both revisions leave the cache
+
+		// quiet watches from rev, where no configmap changed since: it
+		// reads nothing from the change log and has no event to give.
+		quiet := func(rev int64) *storage.Watcher {
+			t.Helper()
+			reads := s.Stats().ReplayReads
+			w, err := s.Watch(ctx, "configmaps", storage.WatchOptions{Revision: rev})
+			if err != nil {
+				t.Fatalf("watch configmaps from %d: %v", rev, err)
+			}
+			t.Cleanup(w.Stop)
+			if ev, ok := w.Next(); ok {
+				t.Errorf("watch from %d gave %v@%d; want nothing (no configmap changed since)", rev, ev.Type, ev.Revision)
+			}
+			if n := s.Stats().ReplayReads - reads; n != 0 {
+				t.Errorf("watch from %d read the change log %d times; want 0 (no configmap changed since)", rev, n)
+			}
+			return w
+		}
+		w := quiet(unchanged)
+		if err := s.Create(ctx, storagetest.ConfigMap("default", "live", nil)); err != nil {
+			t.Fatal(err)
+		}
+		if evs := pull(w, 1, waitEvent); len(evs) != 1 || evs[0].Type != storage.Added || evs[0].Revision != s.Revision() {
+			t.Fatalf("live event = %v; want ADDED@%d", summarize(evs), s.Revision())
+		}
+		// "late" changed after beforeLate: the change log is read for it.
+		reads := s.Stats().ReplayReads
+		w2, err := s.Watch(ctx, "configmaps", storage.WatchOptions{Revision: beforeLate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w2.Stop()
+		if evs := pull(w2, 2, waitEvent); len(evs) != 2 || evs[0].Revision != unchanged || evs[1].Revision != s.Revision() {
+			t.Fatalf("watch from %d = %v; want late's ADDED@%d, then live's", beforeLate, summarize(evs), unchanged)
+		}
+		if s.Stats().ReplayReads == reads {
+			t.Errorf("watch from %d got late's creation without reading the change log", beforeLate)
+		}
+
+		// Reopened, the store knows nothing of the changes before: a watch
+		// from before "late" replays it, though no configmap changed since
+		// Open.
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = storage.Open(ctx, opts); err != nil {
+			t.Fatal(err)
+		}
+		afterOpen := s.Revision()
+		churnPods(t, s, "q", 10)
+		w3, err := s.Watch(ctx, "configmaps", storage.WatchOptions{Revision: beforeLate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w3.Stop()
+		if evs := pull(w3, 2, waitEvent); len(evs) != 2 || evs[0].Revision != unchanged {
+			t.Fatalf("after reopen, watch from %d = %v; want late's ADDED@%d, then live's", beforeLate, summarize(evs), unchanged)
+		}
+		// From after Open, with no configmap changed since: no read.
+		quiet(afterOpen)
+	})
+}
