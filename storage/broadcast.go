@@ -123,7 +123,17 @@ func (b *broadcaster) register(w *Watcher, compacted int64) error {
 		return ErrCompacted
 	}
 	w.replayTo = w.from
-	if oldest := b.oldestLocked(); w.from+1 < oldest && !b.unchangedSinceLocked(w.resource, w.from) {
+	value, indexed := indexValue(w)
+	if indexed {
+		b.indexed.track(w.resource, b.rev)
+	}
+	if b.unchangedSinceLocked(w.resource, w.from) ||
+		indexed && w.from >= b.known && b.indexed.unchangedSince(w.resource, value, w.from) {
+		// Nothing to replay, from the change log or the ring.
+		b.addLocked(w)
+		return nil
+	}
+	if oldest := b.oldestLocked(); w.from+1 < oldest {
 		// An indexed watch (an agent's assignment stream) whose history
 		// has left the ring is told to list again rather than replay the
 		// change log: a replay reads every change of the resource since
@@ -132,7 +142,7 @@ func (b *broadcaster) register(w *Watcher, compacted int64) error {
 		// Deployment) read the same tens of thousands of rows once per
 		// agent, for minutes. The agent's list reads its node's pods
 		// through the node index instead.
-		if _, indexed := indexValue(w); indexed && len(b.ring) > 0 {
+		if indexed && len(b.ring) > 0 {
 			return fmt.Errorf("revision %d is older than the %d changes kept in memory (the oldest is %d); an indexed watch lists again rather than replaying the change log: %w",
 				w.from, b.n, oldest, ErrCompacted)
 		}

@@ -9,9 +9,30 @@ const watchIndexField = "spec.nodeName"
 
 // watchIndex holds the watchers whose field selector requires one value
 // of watchIndexField: resource → value → watchers.
+//
+// It also knows, for each resource an indexed watch has been asked of,
+// the revision of the last change to each value (the value before or
+// after the change: the changes an indexed watcher of that value would
+// be offered), so that an indexed watch resumed from a revision the
+// ring no longer holds resumes when its node's pods did not change since
+// rather than being told to list again. An agent's assignment stream is
+// rotated every few minutes; during a large placement the ring holds two
+// seconds, and each rotation was a 410, a list and a second stream.
 type watchIndex struct {
 	by map[string]map[string]map[*Watcher]struct{}
 	n  int
+	// tracked holds, by resource, what is known of its changes' values.
+	tracked map[string]*valueRevs
+}
+
+// valueRevs is what a watchIndex knows of one resource's changes: last
+// holds, by value, the revision of the value's last change after since.
+// Values at or below floor may have been pruned: an absent value is known
+// unchanged only after the floor.
+type valueRevs struct {
+	since, floor int64
+	last         map[string]int64
+	pruneAt      int // len(last) at which values are next pruned
 }
 
 // indexValue returns the value w's selector requires of watchIndexField,
@@ -65,7 +86,8 @@ func (ix *watchIndex) remove(w *Watcher) {
 	}
 }
 
-// failAll ends every indexed watcher with err and forgets them.
+// failAll ends every indexed watcher with err and forgets them, and what
+// it knew of changes.
 func (ix *watchIndex) failAll(err error) {
 	for _, byValue := range ix.by {
 		for _, ws := range byValue {
@@ -76,6 +98,70 @@ func (ix *watchIndex) failAll(err error) {
 	}
 	clear(ix.by)
 	ix.n = 0
+	clear(ix.tracked)
+}
+
+// track starts noting the changes of resource from revision rev, when
+// they are not noted yet.
+func (ix *watchIndex) track(resource string, rev int64) {
+	if ix.tracked[resource] != nil {
+		return
+	}
+	if ix.tracked == nil {
+		ix.tracked = make(map[string]*valueRevs)
+	}
+	ix.tracked[resource] = &valueRevs{since: rev, floor: rev, last: make(map[string]int64), pruneAt: maxTrackedSlack}
+}
+
+// maxTrackedSlack is how many values noted beyond those watched are kept
+// before those last changed before the ring's oldest revision are pruned
+// (a fleet's nodes come and go).
+var maxTrackedSlack = 4096
+
+// note records c, whose watchIndexField was before and is now, when
+// c's resource is tracked; oldest is the ring's oldest revision.
+func (ix *watchIndex) note(c *change, now, before string, oldest int64) {
+	t := ix.tracked[c.key.resource]
+	if t == nil {
+		return
+	}
+	t.last[now] = c.rev
+	if before != now {
+		t.last[before] = c.rev
+	}
+	if len(t.last) < t.pruneAt {
+		return
+	}
+	watched := ix.by[c.key.resource]
+	for v, rev := range t.last {
+		if rev < oldest && len(watched[v]) == 0 {
+			delete(t.last, v)
+			t.floor = max(t.floor, rev)
+		}
+	}
+	t.pruneAt = len(t.last) + maxTrackedSlack
+}
+
+// forget stops knowing the values of resource's changes up to rev, which
+// could not be read (their fields did not decode).
+func (ix *watchIndex) forget(resource string, rev int64) {
+	if t := ix.tracked[resource]; t != nil {
+		t.since, t.floor = rev, rev
+		clear(t.last)
+	}
+}
+
+// unchangedSince reports whether no change of resource had value in its
+// watchIndexField, before or after it, after revision from.
+func (ix *watchIndex) unchangedSince(resource, value string, from int64) bool {
+	t := ix.tracked[resource]
+	if t == nil || from < t.since {
+		return false
+	}
+	if rev, ok := t.last[value]; ok {
+		return rev <= from
+	}
+	return from >= t.floor
 }
 
 // addLocked registers w with the index or with the plain watchers of its
@@ -105,7 +191,7 @@ func (b *broadcaster) fanOutLocked(c *change) {
 		}
 	}
 	byValue := b.indexed.by[c.key.resource]
-	if len(byValue) == 0 {
+	if len(byValue) == 0 && b.indexed.tracked[c.key.resource] == nil {
 		return
 	}
 	if err := c.sets(); err != nil {
@@ -113,9 +199,11 @@ func (b *broadcaster) fanOutLocked(c *change) {
 		for _, ws := range byValue {
 			b.offerIndexedLocked(ws, c)
 		}
+		b.indexed.forget(c.key.resource, c.rev)
 		return
 	}
 	now, before := c.fields.Get(watchIndexField), c.prevFields.Get(watchIndexField)
+	b.indexed.note(c, now, before, b.oldestLocked())
 	b.offerIndexedLocked(byValue[now], c)
 	if before != now {
 		b.offerIndexedLocked(byValue[before], c)

@@ -540,3 +540,91 @@ func TestWatchOfAnUnchangedResourceReadsNoLog(t *testing.T) {
 		quiet(afterOpen)
 	})
 }
+
+// TestIndexedWatchOfAQuietNodeResumes: an indexed watch (an agent's
+// assignment stream, rotated every few minutes) resumed from a revision
+// the cache no longer holds resumes, reading nothing, when no pod of its
+// node changed since; a pod that moved away from the node since is a
+// change, and that watch is told to list again.
+func TestIndexedWatchOfAQuietNodeResumes(t *testing.T) {
+	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
+		ctx := context.Background()
+		s := b.Open(t, storage.Options{WatchCacheSize: 16})
+		on := func(node string) storage.WatchOptions {
+			fs, err := fields.Parse("spec.nodeName=" + node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return storage.WatchOptions{Fields: fs}
+		}
+		p := storagetest.Pod("default", "mover", nil)
+		p.Spec.NodeName = "n1"
+		if err := s.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		// The agent of n3 watches, as every agent does from its start.
+		opts := on("n3")
+		opts.Revision = s.Revision()
+		w, err := s.Watch(ctx, "pods", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Stop()
+		quietFrom := s.Revision()
+		for i := range 20 { // well past the 16-change cache, none on n3
+			q := storagetest.Pod("default", fmt.Sprintf("busy%d", i), nil)
+			q.Spec.NodeName = "n2"
+			if err := s.Create(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reads := s.Stats().ReplayReads
+		opts.Revision = quietFrom
+		w, err = s.Watch(ctx, "pods", opts)
+		if err != nil {
+			t.Fatalf("watch of quiet n3 from %d (beyond the cache) = %v; want it resumed", quietFrom, err)
+		}
+		defer w.Stop()
+		if ev, ok := w.Next(); ok {
+			t.Fatalf("resumed watch of n3 gave %v@%d; want nothing until n3 changes", ev.Type, ev.Revision)
+		}
+		if n := s.Stats().ReplayReads - reads; n != 0 {
+			t.Errorf("resumed watch of n3 read the change log %d times; want 0", n)
+		}
+		// The mover leaves n1 for n3: both nodes' watches are offered it.
+		moved := s.Revision()
+		if _, err := s.GuaranteedUpdate(ctx, "pods", "default", "mover", func(o api.Object) (api.Object, error) {
+			p := o.(*api.Pod)
+			p.Spec.NodeName = "n3"
+			return p, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if evs := pull(w, 1, waitEvent); len(evs) != 1 || evs[0].Type != storage.Added || evs[0].Revision != s.Revision() {
+			t.Fatalf("n3's watch after the move = %v; want ADDED@%d", summarize(evs), s.Revision())
+		}
+		for i := range 20 {
+			q := storagetest.Pod("default", fmt.Sprintf("more%d", i), nil)
+			q.Spec.NodeName = "n2"
+			if err := s.Create(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The mover left n1 after moved: a watch of n1 from there lists
+		// again, one from after the move resumes.
+		opts = on("n1")
+		opts.Revision = moved
+		if w, err := s.Watch(ctx, "pods", opts); !errors.Is(err, storage.ErrCompacted) {
+			if w != nil {
+				w.Stop()
+			}
+			t.Fatalf("watch of n1 from %d, before the mover left it = %v; want ErrCompacted", moved, err)
+		}
+		opts.Revision = moved + 1
+		w1, err := s.Watch(ctx, "pods", opts)
+		if err != nil {
+			t.Fatalf("watch of n1 from after the move = %v; want it resumed", err)
+		}
+		w1.Stop()
+	})
+}
