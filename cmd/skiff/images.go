@@ -50,7 +50,9 @@ func runImages(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	rt, err := containerd.New(ctx, containerd.Config{Socket: sock, Namespace: agent.Namespace, DataDir: filepath.Join(dir, "agent")})
+	// Only the client: an import creates nothing under the data dir (it
+	// may not be this machine's agent's) nor any cgroup.
+	rt, err := containerd.NewImages(containerd.Config{Socket: sock, Namespace: agent.Namespace})
 	if err != nil {
 		return err
 	}

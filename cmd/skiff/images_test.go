@@ -106,9 +106,15 @@ func TestAgentSocket(t *testing.T) {
 func TestImagesImportRealContainerd(t *testing.T) {
 	socket := testenv.StartContainerd(t)
 	tarPath, ref := testenv.BusyboxImage(t)
-	code, out, errs := runCLI("images", "import", "--containerd", socket, "--data-dir", t.TempDir(), tarPath)
+	dataDir := filepath.Join(t.TempDir(), "skiff")
+	code, out, errs := runCLI("images", "import", "--containerd", socket, "--data-dir", dataDir, tarPath)
 	if code != 0 || !strings.HasPrefix(out, "imported "+ref+" (sha256:") {
 		t.Errorf("skiff images import = %d, stdout %q, stderr %q; want 0 and \"imported %s (sha256:…)\"", code, out, errs, ref)
+	}
+	// An import makes nothing on the host: no agent directories (the
+	// data dir may be another agent's, or none's).
+	if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after an import, the data dir %s: %v; want it not created", dataDir, err)
 	}
 	if _, err := os.Stat(tarPath); err != nil {
 		t.Errorf("the tarball is gone after import: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -125,6 +126,29 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		log: cfg.Logger, clock: cfg.Clock,
 		podOf: map[string]string{}, oomSeen: map[string]bool{},
 	}, nil
+}
+
+// Images is the part of a Runtime that handles images.
+type Images interface {
+	ImportImages(ctx context.Context, rd io.Reader) ([]runtime.Image, error)
+	ListImages(ctx context.Context) ([]runtime.Image, error)
+	Close() error
+}
+
+// NewImages connects to containerd for image commands only (`skiff
+// images import`): unlike New it needs no data dir and creates nothing on
+// the host, neither directories nor cgroups. cfg's DataDir, CgroupRoot,
+// PodPIDsLimit and Cgroups are ignored.
+func NewImages(cfg Config) (Images, error) {
+	cfg.DataDir = "/"
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg.Socket, client.WithDefaultNamespace(cfg.Namespace), client.WithTimeout(10*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("containerd runtime: connect %s: %w", cfg.Socket, err)
+	}
+	return &Runtime{client: c, ns: cfg.Namespace, snap: cfg.Snapshotter, log: cfg.Logger, clock: cfg.Clock}, nil
 }
 
 // Close closes the connection to containerd. Containers keep running.
