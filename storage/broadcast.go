@@ -128,7 +128,7 @@ func (b *broadcaster) register(w *Watcher, compacted int64) error {
 		b.indexed.track(w.resource, b.rev)
 	}
 	if b.unchangedSinceLocked(w.resource, w.from) ||
-		indexed && w.from >= b.known && b.indexed.unchangedSince(w.resource, value, w.from) {
+		indexed && b.indexed.unchangedSince(w.resource, value, w.from) {
 		// Nothing to replay, from the change log or the ring.
 		b.addLocked(w)
 		return nil

@@ -28,7 +28,9 @@ type watchIndex struct {
 // valueRevs is what a watchIndex knows of one resource's changes: last
 // holds, by value, the revision of the value's last change after since.
 // Values at or below floor may have been pruned: an absent value is known
-// unchanged only after the floor.
+// unchanged only after the floor. since is never below the broadcaster's
+// known revision: tracking starts at a published revision, and skipTo
+// forgets it (failAll).
 type valueRevs struct {
 	since, floor int64
 	last         map[string]int64

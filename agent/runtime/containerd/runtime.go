@@ -128,10 +128,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}, nil
 }
 
-// Images is the part of a Runtime that handles images.
+// Images is what NewImages gives: a Runtime's image import, and Close.
 type Images interface {
 	ImportImages(ctx context.Context, rd io.Reader) ([]runtime.Image, error)
-	ListImages(ctx context.Context) ([]runtime.Image, error)
 	Close() error
 }
 
@@ -140,7 +139,7 @@ type Images interface {
 // the host, neither directories nor cgroups. cfg's DataDir, CgroupRoot,
 // PodPIDsLimit and Cgroups are ignored.
 func NewImages(cfg Config) (Images, error) {
-	cfg.DataDir = "/"
+	cfg.DataDir = "/" // Validate wants one; nothing here uses it
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
