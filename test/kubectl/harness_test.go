@@ -141,6 +141,27 @@ type result struct {
 // environment, and returns what it printed.
 func (c *cluster) run(t *testing.T, stdin string, env []string, args ...string) result {
 	t.Helper()
+	r := c.exec(stdin, env, args...)
+	if errors.Is(r.err, context.DeadlineExceeded) {
+		t.Fatal(r.err)
+	}
+	return r
+}
+
+// background starts kubectl with args and returns a channel that gets
+// what it printed. A run that does not finish in commandTimeout is
+// killed and reported in the result's err: it cannot end the test from
+// the goroutine (t.Fatal there would leave the channel empty and the
+// test waiting on it until the package's timeout).
+func (c *cluster) background(args ...string) <-chan result {
+	done := make(chan result, 1)
+	go func() { done <- c.exec("", nil, args...) }()
+	return done
+}
+
+// exec runs kubectl; a run killed after commandTimeout has an err that
+// wraps context.DeadlineExceeded.
+func (c *cluster) exec(stdin string, env []string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.kubectl, args...)
@@ -150,7 +171,7 @@ func (c *cluster) run(t *testing.T, stdin string, env []string, args ...string) 
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("kubectl %s: did not finish in %v; stderr: %s", strings.Join(args, " "), commandTimeout, errb.String())
+		err = fmt.Errorf("kubectl %s: did not finish in %v (%w); stderr: %s", strings.Join(args, " "), commandTimeout, ctx.Err(), errb.String())
 	}
 	return result{stdout: out.String(), stderr: errb.String(), err: err}
 }

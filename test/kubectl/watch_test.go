@@ -82,8 +82,7 @@ func TestDeleteWaits(t *testing.T) {
 		}
 	}
 
-	done := make(chan result, 1)
-	go func() { done <- c.run(t, "", nil, "delete", "pod", "bound", "-n", ns, "--timeout=20s") }()
+	done := c.background("delete", "pod", "bound", "-n", ns, "--timeout=20s")
 	eventually(t, "bound pod marked for deletion", func() string {
 		if ts := c.ok(t, "get", "pod", "bound", "-n", ns, "-o", "jsonpath={.metadata.deletionTimestamp}"); ts == "" {
 			return "no deletionTimestamp yet"
@@ -110,8 +109,7 @@ func TestWaitAndRolloutStatus(t *testing.T) {
 	ns := c.namespace(t)
 	c.stdinOK(t, podYAML(ns, "p", "")+"---\n"+deploymentYAML(ns, "web", 2, "nginx:1.27"), "create", "-f", "-")
 
-	done := make(chan result, 1)
-	go func() { done <- c.run(t, "", nil, "wait", "--for=condition=Ready", "pod/p", "-n", ns, "--timeout=20s") }()
+	done := c.background("wait", "--for=condition=Ready", "pod/p", "-n", ns, "--timeout=20s")
 	c.ok(t, "patch", "pod", "p", "-n", ns, "--subresource=status", "--type=merge",
 		"-p", `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`)
 	if r := <-done; r.err != nil || r.stdout != "pod/p condition met\n" {
