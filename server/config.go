@@ -141,6 +141,11 @@ type Config struct {
 	// too, which are otherwise exempt (tests, all on 127.0.0.1, set it).
 	limitLoopbackConns bool
 
+	// GCBurst raises the collector's GOGC while the store writes in bulk
+	// (a placement) and restores it after; zero Percent: off, GOGC is
+	// left as the process set it.
+	GCBurst GCBurst
+
 	// Clock drives token expiry, rate limits, certificate renewal and the
 	// store's background loops. Default the wall clock.
 	Clock clock.Clock

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -401,6 +402,14 @@ func (s *server) serve(ctx context.Context) error {
 		s.peers.Run(ctx)
 		return ctx.Err()
 	})
+	if cfg.GCBurst.Percent > 0 {
+		gov := newGCGovernor(cfg.GCBurst, func() int64 { return s.store.Stats().Writes }, debug.SetGCPercent, s.clk, s.log.With("component", "gc"))
+		s.metrics.addWriter(func(w *promtext.Writer) {
+			w.Gauge("skiff_gc_percent", "The collector's GOGC as the server set it: the steady one, or the higher one while the store writes in bulk.", "", float64(gov.percent.Load()))
+			w.Counter("skiff_gc_bursts_total", "Times the store's writes a second reached the burst threshold and the collector's GOGC was raised.", "", float64(gov.bursts.Load()))
+		})
+		loops.Go("gc burst", gov.run)
+	}
 	loops.Go("session ticket keys", func(ctx context.Context) error {
 		rotateTicketKeys(ctx, tlsLn, s.ca, s.clk, s.log.With("component", "tls"))
 		return ctx.Err()

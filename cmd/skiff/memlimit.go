@@ -9,8 +9,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/skiffhq/skiff/api/resource"
+	"github.com/skiffhq/skiff/server"
 )
 
 // serverGCPercent is the server's GOGC unless the environment sets one.
@@ -22,6 +24,14 @@ import (
 // often, which measured no dearer in server CPU or heartbeat latency
 // (docs/benchmarks.md, "Fleet").
 const serverGCPercent = 50
+
+// serverGCBurst raises the server's GOGC from serverGCPercent to 100
+// while its store writes 500 changes a second or more (a placement: a
+// fleet's steady state writes a tenth of that, a join of 100 agents a
+// second a fifth), and brings it back after 10 s below (server.GCBurst).
+// At 50 the collector took a third of the server's CPU during a
+// 10,000-pod placement (docs/benchmarks.md, "Fleet, round twenty-seven").
+var serverGCBurst = server.GCBurst{Steady: serverGCPercent, Percent: 100, Writes: 500, Calm: 10 * time.Second}
 
 // serverGCPercentFor is the GOGC the server sets and how it was chosen:
 // serverGCPercent unless GOGC is in the environment (the Go runtime has

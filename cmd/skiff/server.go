@@ -180,7 +180,9 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	gcPercent, gcHow, setGC := serverGCPercentFor(env.getenv)
 	if setGC {
+		// GOGC in the environment is the operator's: it stays put.
 		debug.SetGCPercent(gcPercent)
+		f.cfg.GCBurst = serverGCBurst
 	}
 	log.Info("memory limit", "limit_mib", debug.SetMemoryLimit(-1)>>20, "from", how, "gc_percent", gcHow)
 	values := map[string]string{}

@@ -58,7 +58,10 @@ type Feed struct {
 	isReady  bool
 	haveList bool   // a list has been applied
 	sealSum  string // the set's hash as of sealRev
-	full     sealed // the whole set at full.to, encoded lazily
+	// full is the whole set at full.to, encoded lazily and kept until a
+	// seal with changes (fullLocked); fullBuilds counts the encodings.
+	full       sealed
+	fullBuilds int
 }
 
 // New returns a Feed for cfg.
@@ -147,7 +150,6 @@ func (f *Feed) listed(objs []api.Object, rev int64) {
 func (f *Feed) putLocked(p peerfeed.Peer, rev int64) {
 	if f.set.Put(p) {
 		f.pending[p.Name] = true
-		f.full.line = nil
 	}
 	f.rev = max(f.rev, rev)
 }
@@ -155,7 +157,6 @@ func (f *Feed) putLocked(p peerfeed.Peer, rev int64) {
 func (f *Feed) removeLocked(name string, rev int64) {
 	if f.set.Delete(name) {
 		f.pending[name] = true
-		f.full.line = nil
 	}
 	f.rev = max(f.rev, rev)
 }
@@ -192,6 +193,9 @@ func (f *Feed) seal() {
 		}
 	}
 	f.pending = map[string]bool{}
+	// The whole set's line is encoded again when next asked for: a
+	// stream given the old one gets this batch, which brings it here.
+	f.full.line = nil
 	f.batches = append(f.batches, sealed{from: f.sealRev, to: f.rev, line: encode(b), sum: b.Hash})
 	if len(f.batches) > f.cfg.Keep {
 		drop := len(f.batches) - f.cfg.Keep

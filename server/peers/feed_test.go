@@ -202,3 +202,74 @@ func peerNames(ps []peerfeed.Peer) []string {
 	}
 	return out
 }
+
+// TestFullSetEncodedOncePerSeal: the whole set's line is encoded once
+// between two seals that carry changes, however many streams ask for it
+// and however many node writes move the revision; a stream handed a
+// line older than a peer change gets that change in the next batch, and
+// its set then hashes as the server's.
+func TestFullSetEncodedOncePerSeal(t *testing.T) {
+	st := openStore(t, "")
+	for i := range 3 {
+		create(t, st, node(fmt.Sprintf("n%d", i), fmt.Sprintf("10.42.%d.0/24", i), fmt.Sprintf("192.168.0.%d", i+1)))
+	}
+	f := startFeed(t, st, 0)
+	beat := func(i int) {
+		update(t, st, "n0", func(n *api.Node) {
+			n.Status.Conditions = []api.NodeCondition{{Type: "Ready", Status: "True", Reason: fmt.Sprint("beat", i)}}
+		})
+		caughtUp(t, f, st)
+	}
+	builds := func() int {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.fullBuilds
+	}
+	// New streams between node status writes: one encoding.
+	var first []peerfeed.Batch
+	for i := range 5 {
+		beat(i)
+		lines, _, _ := f.NewReader(-1, "").Next()
+		got := decodeLines(t, lines)
+		if len(got) != 1 || !got[0].Full || len(got[0].Peers) != 3 {
+			t.Fatalf("stream %d got %+v; want the whole set of 3", i, got)
+		}
+		if first == nil {
+			first = got
+		}
+	}
+	if n := builds(); n != 1 {
+		t.Fatalf("the whole set was encoded %d times for 5 streams between status writes; want once", n)
+	}
+
+	// A peer changes before the next seal: a new stream still gets the
+	// line encoded before it, and the seal's batch brings the change.
+	update(t, st, "n2", func(n *api.Node) { n.Spec.PodCIDR = "10.42.9.0/24" })
+	caughtUp(t, f, st)
+	r := f.NewReader(-1, "")
+	lines, _, wake := r.Next()
+	var agent peerfeed.Set
+	if err := agent.Apply(decodeLines(t, lines)[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n := builds(); n != 1 {
+		t.Fatalf("encoded %d times before the seal; want once", n)
+	}
+	f.seal()
+	<-wake
+	lines, _, _ = r.Next()
+	for _, b := range decodeLines(t, lines) {
+		if err := agent.Apply(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, _ := agent.Get("n2"); p.PodCIDR != "10.42.9.0/24" || agent.Hash() != f.sealSum {
+		t.Fatalf("after the seal the stream's set has n2 %+v, hash %s; want the new podCIDR and the server's hash %s", p, agent.Hash(), f.sealSum)
+	}
+	// After the seal, the next stream's line is encoded again, with the change.
+	lines, _, _ = f.NewReader(-1, "").Next()
+	got := decodeLines(t, lines)
+	if n := builds(); n != 2 || len(got) != 1 || got[0].Hash != f.sealSum {
+		t.Fatalf("after the seal: %d encodings, line %+v; want 2, hashing as the seal %s", n, got, f.sealSum)
+	}
+}

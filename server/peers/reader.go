@@ -65,14 +65,16 @@ func (r *Reader) Next() ([][]byte, string, <-chan struct{}) {
 	return out, r.resume(), wake
 }
 
-// resume is the query of a stream resuming at r's place.
+// resume is the query of a stream resuming at r's place, as
+// url.Values.Encode gives it (keys sorted), built without the map: every
+// stream of a fleet asks for it at every seal.
 func (r *Reader) resume() string {
 	if r.pos < 0 {
 		return ""
 	}
-	q := url.Values{"since": {strconv.FormatInt(r.pos, 10)}}
-	if r.sum != "" {
-		q.Set("hash", r.sum)
+	since := "since=" + strconv.FormatInt(r.pos, 10)
+	if r.sum == "" {
+		return since
 	}
-	return q.Encode()
+	return "hash=" + url.QueryEscape(r.sum) + "&" + since
 }

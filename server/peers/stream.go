@@ -79,7 +79,7 @@ func (f *Feed) startLocked(since int64, hash string) ([][]byte, int64, chan stru
 	case hash != "" && hash == f.sealSum:
 		return [][]byte{encode(peerfeed.Batch{Revision: f.sealRev, Hash: f.sealSum})}, f.sealRev, f.wake
 	}
-	return [][]byte{f.fullLocked()}, f.rev, f.wake
+	return f.fullLocked()
 }
 
 // afterLocked returns the sealed batches after revision pos, the
@@ -87,7 +87,7 @@ func (f *Feed) startLocked(since int64, hash string) ([][]byte, int64, chan stru
 // A stream behind the kept batches gets the whole set instead.
 func (f *Feed) afterLocked(pos int64) ([][]byte, int64, chan struct{}) {
 	if pos < f.base {
-		return [][]byte{f.fullLocked()}, f.rev, f.wake
+		return f.fullLocked()
 	}
 	i := sort.Search(len(f.batches), func(i int) bool { return f.batches[i].to > pos })
 	lines := make([][]byte, 0, len(f.batches)-i)
@@ -97,13 +97,23 @@ func (f *Feed) afterLocked(pos int64) ([][]byte, int64, chan struct{}) {
 	return lines, max(pos, f.sealRev), f.wake
 }
 
-// fullLocked is the whole set at f.rev, encoded once for every stream
-// that needs it at that revision.
-func (f *Feed) fullLocked() []byte {
-	if f.full.line == nil || f.full.to != f.rev {
-		f.full = sealed{to: f.rev, sum: f.set.Hash(), line: encode(peerfeed.Batch{Revision: f.rev, Hash: f.set.Hash(), Full: true, Peers: f.set.Sorted()})}
+// fullLocked is the whole set as one line, the revision it brings a
+// stream to and the channel the next seal closes. The line is encoded
+// once a seal interval, at most, for every stream that needs it: it is
+// the set at the revision it was encoded (f.full.to), and the next
+// batch holds every peer that changed since (the changes pending then
+// are sealed into it), so a stream handed an older line misses nothing.
+// Encoded again for every node write that moved the revision, it was
+// rebuilt for each stream that needed it while a fleet's node status
+// writes went on: 10,000 peers sorted and encoded, a megabyte and more,
+// one to two times a second during a placement.
+func (f *Feed) fullLocked() ([][]byte, int64, chan struct{}) {
+	if f.full.line == nil {
+		f.fullBuilds++
+		sum := f.set.Hash()
+		f.full = sealed{to: f.rev, sum: sum, line: encode(peerfeed.Batch{Revision: f.rev, Hash: sum, Full: true, Peers: f.set.Sorted()})}
 	}
-	return f.full.line
+	return [][]byte{f.full.line}, f.full.to, f.wake
 }
 
 // chunk is the most one Write hands HTTP/2 at once. A larger write is

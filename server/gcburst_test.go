@@ -1,0 +1,101 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/skiffhq/skiff/internal/clock"
+)
+
+// TestGCBurstFollowsTheWriteRate: the GOGC rises when the store's
+// writes reach the threshold, stays up through a short lull, and comes
+// back down after Calm below it.
+func TestGCBurstFollowsTheWriteRate(t *testing.T) {
+	var set []int
+	cfg := GCBurst{Steady: 50, Percent: 100, Writes: 500, Calm: 3 * time.Second}
+	g := newGCGovernor(cfg, nil, func(p int) int { set = append(set, p); return 0 }, nil, slog.New(slog.DiscardHandler))
+	at := time.Unix(1e9, 0)
+	g.lastAt = at
+	var writes int64
+	tick := func(perSecond int64) {
+		at = at.Add(time.Second)
+		writes += perSecond
+		g.step(writes, at)
+	}
+	for _, r := range []int64{100, 300, 499} { // a fleet's steady writes, a join
+		tick(r)
+	}
+	if len(set) != 0 || g.percent.Load() != 50 {
+		t.Fatalf("below the threshold: GOGC set %v (now %d); want untouched at 50", set, g.percent.Load())
+	}
+	tick(2000) // a placement starts
+	if len(set) != 1 || set[0] != 100 || g.percent.Load() != 100 || g.bursts.Load() != 1 {
+		t.Fatalf("at 2,000 writes a second: GOGC set %v, %d bursts; want 100, once", set, g.bursts.Load())
+	}
+	tick(100) // a lull shorter than Calm
+	tick(100)
+	tick(1500)
+	tick(10)
+	tick(10)
+	tick(10)
+	if len(set) != 1 {
+		t.Fatalf("a lull shorter than Calm: GOGC set %v; want only the raise", set)
+	}
+	tick(10) // Calm (3 s) since the first calm tick
+	if len(set) != 2 || set[1] != 50 || g.percent.Load() != 50 {
+		t.Fatalf("after Calm below the threshold: GOGC set %v; want back to 50", set)
+	}
+	tick(5000)
+	if g.bursts.Load() != 2 || g.percent.Load() != 100 {
+		t.Fatalf("a second burst: %d bursts, GOGC %d; want 2, 100", g.bursts.Load(), g.percent.Load())
+	}
+	// A tick that does not move the clock counts nothing.
+	g.step(writes+1e6, at)
+	if g.last != writes {
+		t.Fatalf("a tick at the same instant was counted")
+	}
+}
+
+// TestGCBurstRunsOnTheClockAndRestoresOnExit: run reads the counter
+// every tick of its clock, and a server stopping mid-burst leaves the
+// steady GOGC set.
+func TestGCBurstRunsOnTheClockAndRestoresOnExit(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	sets := make(chan int, 4)
+	var writes int64
+	counter := make(chan int64, 1)
+	counter <- 0
+	read := func() int64 { v := <-counter; counter <- v; return v }
+	g := newGCGovernor(GCBurst{Steady: 50, Percent: 100, Writes: 500, Calm: time.Minute}, read,
+		func(p int) int { sets <- p; return 0 }, clk, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.run(ctx) }()
+	clk.BlockUntil(1) // the ticker
+	writes = 10_000
+	<-counter
+	counter <- writes
+	clk.Advance(time.Second)
+	select {
+	case p := <-sets:
+		if p != 100 {
+			t.Fatalf("GOGC set to %d at 10,000 writes a second; want 100", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no GOGC raise after a tick at 10,000 writes a second")
+	}
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("run = %v; want context.Canceled", err)
+	}
+	select {
+	case p := <-sets:
+		if p != 50 {
+			t.Fatalf("on exit GOGC set to %d; want the steady 50", p)
+		}
+	default:
+		t.Fatal("a run ended mid-burst left the raised GOGC")
+	}
+}
