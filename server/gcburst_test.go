@@ -51,10 +51,24 @@ func TestGCBurstFollowsTheWriteRate(t *testing.T) {
 	if g.bursts.Load() != 2 || g.percent.Load() != 100 {
 		t.Fatalf("a second burst: %d bursts, GOGC %d; want 2, 100", g.bursts.Load(), g.percent.Load())
 	}
-	// A tick that does not move the clock counts nothing.
-	g.step(writes+1e6, at)
-	if g.last != writes {
-		t.Fatalf("a tick at the same instant was counted")
+	// A tick right after another (a late one, then one on time) counts
+	// with the next: 2,000 writes in 10 ms is no burst.
+	tick(10)
+	tick(10)
+	tick(10)
+	tick(10) // calm since 4 s: back to 50
+	if g.percent.Load() != 50 {
+		t.Fatalf("GOGC %d after Calm; want 50", g.percent.Load())
+	}
+	g.step(writes+2000, at.Add(10*time.Millisecond))
+	if g.percent.Load() != 50 || g.last != writes {
+		t.Fatalf("2,000 writes 10 ms after a tick: GOGC %d; want 50, the writes left for the next tick", g.percent.Load())
+	}
+	at = at.Add(time.Second)
+	writes += 2010
+	g.step(writes, at)
+	if g.percent.Load() != 100 {
+		t.Fatalf("2,010 writes over the next second: GOGC %d; want 100", g.percent.Load())
 	}
 }
 

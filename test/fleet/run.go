@@ -64,6 +64,10 @@ type Config struct {
 	// again, each time followed by one new pod bound to every agent to
 	// check each stream came back.
 	Restarts int
+	// Cooldown is how long the fleet runs after the last phase before
+	// the server is sampled once more (0: not): the RSS the server
+	// comes back to once its bursts are over.
+	Cooldown time.Duration
 	// ServerPprof is the loopback host:port where the server serves
 	// net/http/pprof (a -tags fleetprof build run with SKIFF_PPROF_ADDR),
 	// read when a restart stalls; empty: only the simulator's own
@@ -148,6 +152,9 @@ type Report struct {
 	NodeMetrics int // nodes with measured usage once the phases before the restart ran
 
 	Restarts []RestartReport // one per restart, in order
+
+	// AfterCooldown is the server Config.Cooldown after the last phase.
+	AfterCooldown Sample
 }
 
 // Sample is the server process (and the machine) at one moment.
@@ -325,6 +332,19 @@ func (r *run) phases(ctx context.Context, start time.Time) error {
 		if err := r.restart(ctx, n); err != nil {
 			return err
 		}
+	}
+	if cfg.Cooldown > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(cfg.Cooldown):
+		}
+		s, err := r.sample()
+		if err != nil {
+			return err
+		}
+		r.rep.AfterCooldown = s
+		r.progress("server %v after the last phase: %v", cfg.Cooldown, s)
 	}
 	return nil
 }
@@ -618,6 +638,9 @@ func (r Report) Summary() string {
 	}
 	for i, rr := range r.Restarts {
 		fmt.Fprintf(&b, "restart %d: %v\n", i+1, rr)
+	}
+	if r.AfterCooldown.RSSKB > 0 {
+		fmt.Fprintf(&b, "after the cooldown: %v\n", r.AfterCooldown)
 	}
 	return b.String()
 }
