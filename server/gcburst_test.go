@@ -15,7 +15,8 @@ import (
 func TestGCBurstFollowsTheWriteRate(t *testing.T) {
 	var set []int
 	cfg := GCBurst{Steady: 50, Percent: 100, Writes: 500, Calm: 3 * time.Second}
-	g := newGCGovernor(cfg, nil, func(p int) int { set = append(set, p); return 0 }, nil, slog.New(slog.DiscardHandler))
+	released := 0
+	g := newGCGovernor(cfg, nil, func(p int) int { set = append(set, p); return 0 }, func() { released++ }, nil, slog.New(slog.DiscardHandler))
 	at := time.Unix(1e9, 0)
 	g.lastAt = at
 	var writes int64
@@ -40,12 +41,12 @@ func TestGCBurstFollowsTheWriteRate(t *testing.T) {
 	tick(10)
 	tick(10)
 	tick(10)
-	if len(set) != 1 {
-		t.Fatalf("a lull shorter than Calm: GOGC set %v; want only the raise", set)
+	if len(set) != 1 || released != 0 {
+		t.Fatalf("a lull shorter than Calm: GOGC set %v, memory released %d times; want only the raise", set, released)
 	}
 	tick(10) // Calm (3 s) since the first calm tick
-	if len(set) != 2 || set[1] != 50 || g.percent.Load() != 50 {
-		t.Fatalf("after Calm below the threshold: GOGC set %v; want back to 50", set)
+	if len(set) != 2 || set[1] != 50 || g.percent.Load() != 50 || released != 1 {
+		t.Fatalf("after Calm below the threshold: GOGC set %v, memory released %d times; want back to 50, released once", set, released)
 	}
 	tick(5000)
 	if g.bursts.Load() != 2 || g.percent.Load() != 100 {
@@ -83,7 +84,7 @@ func TestGCBurstRunsOnTheClockAndRestoresOnExit(t *testing.T) {
 	counter <- 0
 	read := func() int64 { v := <-counter; counter <- v; return v }
 	g := newGCGovernor(GCBurst{Steady: 50, Percent: 100, Writes: 500, Calm: time.Minute}, read,
-		func(p int) int { sets <- p; return 0 }, clk, slog.New(slog.DiscardHandler))
+		func(p int) int { sets <- p; return 0 }, func() {}, clk, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- g.run(ctx) }()

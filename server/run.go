@@ -403,7 +403,7 @@ func (s *server) serve(ctx context.Context) error {
 		return ctx.Err()
 	})
 	if cfg.GCBurst.Percent > 0 {
-		gov := newGCGovernor(cfg.GCBurst, func() int64 { return s.store.Stats().Writes }, debug.SetGCPercent, s.clk, s.log.With("component", "gc"))
+		gov := newGCGovernor(cfg.GCBurst, func() int64 { return s.store.Stats().Writes }, debug.SetGCPercent, debug.FreeOSMemory, s.clk, s.log.With("component", "gc"))
 		s.metrics.addWriter(func(w *promtext.Writer) {
 			w.Gauge("skiff_gc_percent", "The collector's GOGC as the server set it: the steady one, or the higher one while the store writes in bulk.", "", float64(gov.percent.Load()))
 			w.Counter("skiff_gc_bursts_total", "Times the store's writes a second reached the burst threshold and the collector's GOGC was raised.", "", float64(gov.bursts.Load()))

@@ -26,12 +26,13 @@ import (
 const serverGCPercent = 50
 
 // serverGCBurst raises the server's GOGC from serverGCPercent to 100
-// while its store writes 500 changes a second or more (a placement: a
-// fleet's steady state writes a tenth of that, a join of 100 agents a
-// second a fifth), and brings it back after 10 s below (server.GCBurst).
-// At 50 the collector took a third of the server's CPU during a
-// 10,000-pod placement (docs/benchmarks.md, "Fleet, round twenty-seven").
-var serverGCBurst = server.GCBurst{Steady: serverGCPercent, Percent: 100, Writes: 500, Calm: 10 * time.Second}
+// while its store writes 1,000 changes a second or more (a placement
+// writes 2,000-4,000; a fleet's steady state about 100; the join of
+// 10,000 agents at 100 a second peaked at 526), and brings it back after
+// 10 s below (server.GCBurst). At 50 the collector took a third of the
+// server's CPU during a 10,000-pod placement (docs/benchmarks.md, "Fleet,
+// round twenty-seven").
+var serverGCBurst = server.GCBurst{Steady: serverGCPercent, Percent: 100, Writes: 1000, Calm: 10 * time.Second}
 
 // serverGCPercentFor is the GOGC the server sets and how it was chosen:
 // serverGCPercent unless GOGC is in the environment (the Go runtime has
