@@ -68,9 +68,11 @@ func newGCGovernor(cfg GCBurst, writes func() int64, set func(int) int, release 
 // run follows the write rate until ctx ends, and leaves the steady GOGC
 // set.
 func (g *gcGovernor) run(ctx context.Context) error {
+	// The count to measure from is read before the ticker exists: a
+	// caller that sees the ticker (a test's fake clock) sees it read.
+	g.last, g.lastAt = g.writes(), g.clk.Now()
 	t := g.clk.NewTicker(g.tick)
 	defer t.Stop()
-	g.last, g.lastAt = g.writes(), g.clk.Now()
 	defer func() {
 		if g.burst {
 			g.apply(g.cfg.Steady)

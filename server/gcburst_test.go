@@ -88,7 +88,7 @@ func TestGCBurstRunsOnTheClockAndRestoresOnExit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- g.run(ctx) }()
-	clk.BlockUntil(1) // the ticker
+	clk.BlockUntil(1) // the ticker, made after run read its starting count
 	writes = 10_000
 	<-counter
 	counter <- writes
