@@ -402,8 +402,11 @@ func (s *server) serve(ctx context.Context) error {
 		s.peers.Run(ctx)
 		return ctx.Err()
 	})
+	s.metrics.addWriter(func(w *promtext.Writer) {
+		w.Counter("skiff_peer_feed_full_encodes_total", "Times the peer feed encoded the whole peer set for new streams: at most once a seal interval while nodes change.", "", float64(s.peers.FullEncodes()))
+	})
 	if cfg.GCBurst.Percent > 0 {
-		gov := newGCGovernor(cfg.GCBurst, func() int64 { return s.store.Stats().Writes }, debug.SetGCPercent, debug.FreeOSMemory, s.clk, s.log.With("component", "gc"))
+		gov := newGCGovernor(cfg.GCBurst, s.store.Writes, debug.SetGCPercent, debug.FreeOSMemory, s.clk, s.log.With("component", "gc"))
 		s.metrics.addWriter(func(w *promtext.Writer) {
 			w.Gauge("skiff_gc_percent", "The collector's GOGC as the server set it: the steady one, or the higher one while the store writes in bulk.", "", float64(gov.percent.Load()))
 			w.Counter("skiff_gc_bursts_total", "Times the store's writes a second reached the burst threshold and the collector's GOGC was raised.", "", float64(gov.bursts.Load()))

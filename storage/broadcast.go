@@ -29,8 +29,9 @@ type broadcaster struct {
 
 	// lastChange, when set, gives the revision of a resource's last
 	// change (Store.ResourceRevision), noted before the change is
-	// published; it knows every change after revision known (the store's
-	// revision when it opened, or the end of a gap skipTo jumped).
+	// published; it knows every change after revision known (where the
+	// history read at Open starts, seedwatch.go, or the end of a gap
+	// skipTo jumped).
 	lastChange func(resource string) int64
 	known      int64
 

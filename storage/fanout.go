@@ -29,8 +29,9 @@ type watchIndex struct {
 // holds, by value, the revision of the value's last change after since.
 // Values at or below floor may have been pruned: an absent value is known
 // unchanged only after the floor. since is never below the broadcaster's
-// known revision: tracking starts at a published revision, and skipTo
-// forgets it (failAll).
+// known revision: tracking starts at a published revision or where the
+// history read at Open starts (seedwatch.go), and skipTo forgets it
+// (failAll).
 type valueRevs struct {
 	since, floor int64
 	last         map[string]int64

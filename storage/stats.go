@@ -46,6 +46,11 @@ func (s *Store) Stats() Stats {
 	return st
 }
 
+// Writes returns how many objects committed transactions have written
+// since Open (Stats().Writes, without counting the watchers under the
+// broadcaster's lock).
+func (s *Store) Writes() int64 { return s.writes.Load() }
+
 // count returns the number of registered watchers.
 func (b *broadcaster) count() int {
 	b.mu.Lock()

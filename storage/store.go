@@ -29,7 +29,8 @@ type Store struct {
 	resources map[string]*api.ResourceInfo       // by plural
 	byType    map[reflect.Type]*api.ResourceInfo // by Go type (*api.Pod)
 	// lastChange holds, by resource, the revision of its last change
-	// committed since Open; the map is fixed at Open.
+	// the change log held at Open (seedwatch.go) or committed since; the
+	// map is fixed at Open.
 	lastChange map[string]*atomic.Int64
 	// hooks are told of every published change (hook.go); pubMu guards.
 	hooks []ChangeHook
@@ -174,6 +175,7 @@ func (s *Store) open(ctx context.Context) error {
 	}
 	s.bc = newBroadcaster(rev, s.opts.WatchCacheSize, s.opts.WatchCacheBytes)
 	s.bc.lastChange = s.ResourceRevision
+	s.seedWatchIndex(ctx, rev, compacted)
 	s.warmWatchCache(ctx, rev, compacted)
 	return nil
 }
@@ -274,8 +276,8 @@ func (s *Store) Backend() string { return s.be.kind() }
 func (s *Store) Path() string { return s.path }
 
 // ResourceRevision returns the revision of the last change to any object
-// of resource committed since Open, or 0 when there was none (or the
-// resource is unknown). A change is counted before its writer is answered,
+// of resource committed since Open or read from the change log's recent
+// history at Open, or 0 when there was none (or the resource is unknown). A change is counted before its writer is answered,
 // so a caller that wrote and then asks sees its own write. Caches of a few
 // kinds (RBAC's) use it to know when to reload.
 func (s *Store) ResourceRevision(resource string) int64 {

@@ -458,7 +458,7 @@ func TestIndexedWatchBeyondCacheListsAgain(t *testing.T) {
 // when no object of its resource changed since (a fleet's Service
 // watches resuming while a Deployment turns the cache over), and still
 // gets every change since when one did, before and after the store
-// reopens (changes from before Open are not known to be absent).
+// reopens (the change log's recent history is read at Open).
 func TestWatchOfAnUnchangedResourceReadsNoLog(t *testing.T) {
 	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
 		ctx := context.Background()
@@ -503,6 +503,7 @@ func TestWatchOfAnUnchangedResourceReadsNoLog(t *testing.T) {
 		if evs := pull(w, 1, waitEvent); len(evs) != 1 || evs[0].Type != storage.Added || evs[0].Revision != s.Revision() {
 			t.Fatalf("live event = %v; want ADDED@%d", summarize(evs), s.Revision())
 		}
+		live := s.Revision()
 		// "late" changed after beforeLate: the change log is read for it.
 		reads := s.Stats().ReplayReads
 		w2, err := s.Watch(ctx, "configmaps", storage.WatchOptions{Revision: beforeLate})
@@ -517,9 +518,9 @@ func TestWatchOfAnUnchangedResourceReadsNoLog(t *testing.T) {
 			t.Errorf("watch from %d got late's creation without reading the change log", beforeLate)
 		}
 
-		// Reopened, the store knows nothing of the changes before: a watch
-		// from before "late" replays it, though no configmap changed since
-		// Open.
+		// Reopened, the store still knows "late" changed after
+		// beforeLate: a watch from there replays it, though no configmap
+		// changed since Open.
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -536,8 +537,10 @@ func TestWatchOfAnUnchangedResourceReadsNoLog(t *testing.T) {
 		if evs := pull(w3, 2, waitEvent); len(evs) != 2 || evs[0].Revision != unchanged {
 			t.Fatalf("after reopen, watch from %d = %v; want late's ADDED@%d, then live's", beforeLate, summarize(evs), unchanged)
 		}
-		// From after Open, with no configmap changed since: no read.
+		// From after Open, or from "live" before it, with no configmap
+		// changed since: no read.
 		quiet(afterOpen)
+		quiet(live)
 	})
 }
 

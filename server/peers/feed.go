@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -61,8 +62,13 @@ type Feed struct {
 	// full is the whole set at full.to, encoded lazily and kept until a
 	// seal with changes (fullLocked); fullBuilds counts the encodings.
 	full       sealed
-	fullBuilds int
+	fullBuilds atomic.Int64
 }
+
+// FullEncodes returns how many times the whole set has been encoded for
+// streams that needed it (skiff_peer_feed_full_encodes_total): at most
+// once a seal interval while the fleet's nodes change.
+func (f *Feed) FullEncodes() int64 { return f.fullBuilds.Load() }
 
 // New returns a Feed for cfg.
 func New(cfg Config) *Feed {

@@ -220,11 +220,7 @@ func TestFullSetEncodedOncePerSeal(t *testing.T) {
 		})
 		caughtUp(t, f, st)
 	}
-	builds := func() int {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return f.fullBuilds
-	}
+	builds := f.FullEncodes
 	// New streams between node status writes: one encoding.
 	var first []peerfeed.Batch
 	for i := range 5 {

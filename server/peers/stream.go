@@ -109,7 +109,7 @@ func (f *Feed) afterLocked(pos int64) ([][]byte, int64, chan struct{}) {
 // one to two times a second during a placement.
 func (f *Feed) fullLocked() ([][]byte, int64, chan struct{}) {
 	if f.full.line == nil {
-		f.fullBuilds++
+		f.fullBuilds.Add(1)
 		sum := f.set.Hash()
 		f.full = sealed{to: f.rev, sum: sum, line: encode(peerfeed.Batch{Revision: f.rev, Hash: sum, Full: true, Peers: f.set.Sorted()})}
 	}
