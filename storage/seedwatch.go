@@ -21,12 +21,14 @@ var seedKey = []byte(`"` + watchIndexField + `":`)
 // what it knew before it: the last change of each resource
 // (ResourceRevision), and of each node's pods. A fleet resuming its
 // watches after a restart then resumes those of unchanged resources and
-// quiet nodes without replay, as it would have before the restart. With
-// the last two Deployments' pods placed just before a restart, 1,467
-// agents' assignment streams (whose history had left the in-memory ring)
-// were told to list again, and the lists were answered 429 for two
-// minutes. A read that fails leaves the broadcaster knowing only the
-// changes after Open: watches then replay or list again, as before.
+// quiet nodes without replay, as it would have before the restart.
+// Without it, a restart of a 10,000-agent fleet's server right after a
+// pod for every agent was placed told 1,467 agents' assignment streams
+// (whose history had left the in-memory ring) to list again, and the
+// fleet took 129 s rather than 54 s to get its next pods (14,011
+// requests answered 429). A read that fails leaves the broadcaster
+// knowing only the changes after Open: watches then replay or list
+// again, as before.
 func (s *Store) seedWatchIndex(ctx context.Context, rev, compacted int64) {
 	from := max(compacted, rev-seedWindow)
 	if rev <= from {

@@ -277,8 +277,9 @@ func (s *Store) Path() string { return s.path }
 
 // ResourceRevision returns the revision of the last change to any object
 // of resource committed since Open or read from the change log's recent
-// history at Open, or 0 when there was none (or the resource is unknown). A change is counted before its writer is answered,
-// so a caller that wrote and then asks sees its own write. Caches of a few
+// history at Open, or 0 when there was none (or the resource is
+// unknown). A change is counted before its writer is answered, so a
+// caller that wrote and then asks sees its own write. Caches of a few
 // kinds (RBAC's) use it to know when to reload.
 func (s *Store) ResourceRevision(resource string) int64 {
 	if r, ok := s.lastChange[resource]; ok {
