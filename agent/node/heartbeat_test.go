@@ -37,6 +37,9 @@ type fakeAPI struct {
 	// shedding refuses status writes 429, as a server whose in-flight
 	// slots are full does, while it still serves the lightweight beat.
 	shedding bool
+	// busy answers every call 429, as a server just restarted under a
+	// fleet's reconnections may.
+	busy bool
 }
 
 type readyWrite struct {
@@ -52,6 +55,9 @@ func (f *fakeAPI) call() error {
 	f.calls = append(f.calls, f.clk.Now())
 	if f.down {
 		return errRefused
+	}
+	if f.busy {
+		return api.NewStatusError(http.StatusTooManyRequests, api.StatusReasonTooManyRequests, "too many requests in flight; retry after 1 second(s)")
 	}
 	return nil
 }
@@ -420,6 +426,47 @@ func TestRegistrarAfterFailedHeartbeats(t *testing.T) {
 				t.Fatalf("Recovered called %d times; want once, when the server answered again", n)
 			}
 		})
+	}
+}
+
+// TestRegistrarAnsweredFailuresAreNoSilence: heartbeats the server
+// answered 429 (busy, as after a restart under a fleet's reconnections)
+// are failures, retried with backoff, but not a silence: the streams,
+// on a connection that was answering, are not made to resync (each
+// agent's pods listed again, adding load to the busy server).
+func TestRegistrarAnsweredFailuresAreNoSilence(t *testing.T) {
+	const hb = 10 * time.Second
+	start, clk, f, r, recovered := runRegistrar(t, hb)
+	stepUntil(clk, start.Add(time.Minute), 100*time.Millisecond)
+	if !r.Registered() {
+		t.Fatal("not registered after a minute with the server up")
+	}
+	f.mu.Lock()
+	f.busy = true
+	f.mu.Unlock()
+	busy := clk.Now()
+	stepUntil(clk, busy.Add(time.Minute), 100*time.Millisecond)
+	if n := f.callsBetween(busy, clk.Now()); n < 2 {
+		t.Fatalf("%d calls while the server answered 429 for a minute; want the registrar to keep trying", n)
+	}
+	f.mu.Lock()
+	f.busy = false
+	f.mu.Unlock()
+	back := clk.Now()
+	stepUntil(clk, back.Add(hb+time.Second), 100*time.Millisecond)
+	if beats := f.beatsSince(back); beats == 0 {
+		t.Fatal("no heartbeat after the server took calls again")
+	}
+	if n := recovered.Load(); n != 0 {
+		t.Fatalf("Recovered called %d times after 429s; want 0 (the server answered every call)", n)
+	}
+	// A silence after that still counts.
+	f.setDown(true)
+	stepUntil(clk, clk.Now().Add(time.Minute), 100*time.Millisecond)
+	f.setDown(false)
+	stepUntil(clk, clk.Now().Add(hb+time.Second), 100*time.Millisecond)
+	if n := recovered.Load(); n != 1 {
+		t.Fatalf("Recovered called %d times after refused calls; want 1", n)
 	}
 }
 

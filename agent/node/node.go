@@ -89,9 +89,10 @@ type Config struct {
 	NetworkReady func() error
 	Heartbeat    time.Duration // 0 means DefaultHeartbeat
 	// Recovered, when set, is called after a sync works following failed
-	// ones, or after the server asked for the conditions (it had marked
-	// the node unreachable): the server is heard from again after a
-	// silence, so streams that may have died silently should resync.
+	// ones the server did not answer (a refused connection, a timeout;
+	// not a 429), or after the server asked for the conditions (it had
+	// marked the node unreachable): the server is heard from again after
+	// a silence, so streams that may have died silently should resync.
 	Recovered func()
 	Clock     clock.Clock
 	Logger    *slog.Logger
@@ -213,6 +214,11 @@ func (r *Registrar) Registered() bool {
 // tenth at random. A Trigger cuts any wait short.
 func (r *Registrar) Run(ctx context.Context) error {
 	bo := backoff.Backoff{Min: min(time.Second, r.cfg.Heartbeat), Max: r.cfg.Heartbeat, Clock: r.clk}
+	// unheard counts the failed syncs since the last that worked whose
+	// call got no answer from the server (a refused or reset connection,
+	// a timeout): only those are a silence after which the streams
+	// resync (Recovered).
+	unheard := 0
 	for {
 		wait := jittered(r.cfg.Heartbeat)
 		// One sync may take at most a heartbeat (5 s at least): a call
@@ -227,6 +233,9 @@ func (r *Registrar) Run(ctx context.Context) error {
 			}
 			r.log.Warn("node status", "node", r.cfg.NodeName, "err", err, "failures", bo.Failures()+1)
 			wait = bo.Next()
+			if !answered(err) {
+				unheard++
+			}
 			// While the server did not hear from us it may have marked
 			// the node unreachable (Ready=Unknown). The next sync is
 			// still the lightweight beat: the server answers it 205 if
@@ -236,7 +245,8 @@ func (r *Registrar) Run(ctx context.Context) error {
 			// rather than a status write per node all at once.
 		} else {
 			r.mu.Lock()
-			recovered := bo.Failures() > 0 || r.asked
+			recovered := unheard > 0 || r.asked
+			unheard = 0
 			r.asked = false
 			if due := r.beatDue; !due.IsZero() {
 				// The beat was skipped: the next is a heartbeat after
@@ -262,6 +272,17 @@ func (r *Registrar) Run(ctx context.Context) error {
 			t.Stop()
 		}
 	}
+}
+
+// answered reports whether err is the server's answer (an HTTP status:
+// 429 from a busy server, 504, 500), which a call on a connection that
+// went silent never gets. A fleet's agents answered 429 by a server
+// busy after its restart had each taken it for a silence and relisted
+// their pods (98 of the 269 lists of one restart), adding load to the
+// server that had just refused theirs.
+func answered(err error) bool {
+	var se *api.StatusError
+	return errors.As(err, &se)
 }
 
 // jittered is d give or take a tenth, at random, so that agents started
