@@ -277,9 +277,8 @@ func (r *Registrar) Run(ctx context.Context) error {
 // answered reports whether err is the server's answer (an HTTP status:
 // 429 from a busy server, 504, 500), which a call on a connection that
 // went silent never gets. A fleet's agents answered 429 by a server
-// busy after its restart had each taken it for a silence and relisted
-// their pods (98 of the 269 lists of one restart), adding load to the
-// server that had just refused theirs.
+// busy after its restart took it for a silence, and each listed its
+// pods again: more load on the server that had just refused theirs.
 func answered(err error) bool {
 	var se *api.StatusError
 	return errors.As(err, &se)

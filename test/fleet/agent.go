@@ -132,9 +132,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: client: %w", a.cfg.Name, err)
 	}
+	var src *config.APISource // set below, before any loop runs
 	reg := node.NewRegistrar(node.Config{
 		API: &timedAPI{Client: c, agent: a}, NodeName: a.cfg.Name, Labels: map[string]string{LabelZone: a.cfg.Zone},
 		MaxPods: 110, Info: a.info, Runtime: simRuntime{}, Heartbeat: a.cfg.Heartbeat, Clock: a.cfg.Clock, Logger: log,
+		// As the real agent: heard from the server after a silence, the
+		// pod stream resyncs.
+		Recovered: func() { src.Resync() },
 	})
 	sm, err := status.New(status.Config{Client: c, NodeName: a.cfg.Name, Clock: a.cfg.Clock, Logger: log})
 	if err != nil {
@@ -146,7 +150,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	// As the real agent (agent.online): the watches share one stream.
 	mux := client.NewWatchMux(c, a.cfg.Clock)
 	watches := client.MuxedWatches{Client: c, Mux: mux}
-	src, err := config.NewAPISource(config.APISourceConfig{Client: watches, NodeName: a.cfg.Name, Clock: a.cfg.Clock, Logger: log}, a)
+	src, err = config.NewAPISource(config.APISourceConfig{Client: watches, NodeName: a.cfg.Name, Clock: a.cfg.Clock, Logger: log}, a)
 	if err != nil {
 		return err
 	}
