@@ -379,6 +379,15 @@ func (s *server) serve(ctx context.Context) error {
 		w.Sample("skiff_watch_streams", `kind="single"`, float64(single))
 		w.Sample("skiff_watch_streams", `kind="shared"`, float64(shared))
 		w.Gauge("skiff_watches", "Watches open, over every watch stream.", "", float64(watches))
+		ends, errs := s.api.WatchStreamEnds()
+		w.Declare("skiff_watch_stream_ends_total", promtext.Counter, "Shared watch streams (an agent's GET /api/v1/skiff/watches) ended, by reason: client (it closed the stream), write (a write failed or timed out: a client that stopped reading), done (every watch on it ended).")
+		for _, reason := range []string{"client", "write", "done"} {
+			w.Sample("skiff_watch_stream_ends_total", `reason="`+reason+`"`, float64(ends[reason]))
+		}
+		w.Declare("skiff_watch_errors_total", promtext.Counter, "Watches on shared streams ended with an ERROR event, by reason: too_slow (fell behind), expired (its revision was too old: the client lists again), closed, other.")
+		for _, reason := range []string{"too_slow", "expired", "closed", "other"} {
+			w.Sample("skiff_watch_errors_total", `reason="`+reason+`"`, float64(errs[reason]))
+		}
 	})
 	s.metrics.addWriter(func(w *promtext.Writer) {
 		st := tlsLn.Stats()

@@ -112,6 +112,10 @@ type Server struct {
 	// watchStreams counts the open watch streams: single (a GET with
 	// watch) and shared (WatchesPath); watches the watches they carry.
 	singleStreams, sharedStreams, watches atomic.Int64
+	// streamEnds and watchErrors count why shared streams and their
+	// watches ended: WatchStreamEnds.
+	streamEnds  [numStreamEnds]atomic.Uint64
+	watchErrors [numWatchErrors]atomic.Uint64
 
 	// evictionMu serializes evictions (budget check, then delete).
 	evictionMu sync.Mutex

@@ -114,6 +114,7 @@ type watchStream struct {
 	seen     uint64
 	ticks    int
 	marked   int64
+	endNoted bool // its end is counted (noteEnd)
 }
 
 // startWatches starts r's watches, or answers its error and returns nil.
@@ -180,6 +181,7 @@ const (
 
 func (st *watchStream) run() {
 	if !st.sendInitial() || st.rc.Flush() != nil {
+		st.noteEnd(st.whyEnded())
 		return
 	}
 	st.beat = st.s.clock.NewTicker(st.s.heartbeat)
@@ -189,22 +191,27 @@ func (st *watchStream) run() {
 		n, live, ok := st.pump()
 		switch {
 		case !ok:
+			st.noteEnd(st.whyEnded())
 			return
 		case n > 0:
 			if st.rc.Flush() != nil {
+				st.noteEnd(st.whyEnded())
 				return
 			}
 			st.conn.note()
 			continue // until every watch has nothing ready
 		case live == 0:
+			st.noteEnd(endDone)
 			return
 		}
 		switch st.wait() {
 		case wokeBeat:
 			if !st.keepAlive() {
+				st.noteEnd(st.whyEnded())
 				return
 			}
 		case wokeDone:
+			st.noteEnd(endClient)
 			return
 		}
 	}
@@ -293,6 +300,7 @@ func (st *watchStream) end(i int, err error) bool {
 	sw := st.subs[i]
 	sw.ended = true
 	sw.w.Stop()
+	st.s.noteWatchError(err)
 	return err != nil && st.send(i, 0, errorEvent(err))
 }
 
@@ -309,6 +317,7 @@ func (st *watchStream) sendInitial() bool {
 			// The watch could not start (a compacted revision): its
 			// ERROR, and the others go on.
 			sw.ended = true
+			st.s.noteWatchError(sw.failed)
 			if !st.send(i, 0, errorEvent(sw.failed)) {
 				return false
 			}

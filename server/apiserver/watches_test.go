@@ -151,6 +151,23 @@ func TestWatchesOneExpiredWatchEndsAlone(t *testing.T) {
 	if l := next(); *l.Watch != 1 || l.Type != "ADDED" {
 		t.Fatalf("after the ERROR: watch %d %s; want watch 1's ADDED (the ended watch sends nothing more)", *l.Watch, l.Type)
 	}
+	// skiff_watch_errors_total and skiff_watch_stream_ends_total: the
+	// expired watch, then the stream the client closed.
+	if ends, errs := h.srv.WatchStreamEnds(); errs["expired"] != 1 || errs["too_slow"] != 0 || ends["client"] != 0 {
+		t.Fatalf("after the ERROR: stream ends %v, watch errors %v; want one expired watch and no stream ended", ends, errs)
+	}
+	cancel()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ends, _ := h.srv.WatchStreamEnds()
+		if ends["client"] == 1 && ends["write"] == 0 && ends["done"] == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream ends after the client closed it: %v; want one, client", ends)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // TestWatchesRefusesBadRequests: every malformed request is a 400 (or

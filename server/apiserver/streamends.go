@@ -1,0 +1,81 @@
+package apiserver
+
+import (
+	"errors"
+
+	"github.com/skiffhq/skiff/storage"
+)
+
+// Why a shared watch stream ended (WatchStreamEnds).
+const (
+	endClient = iota // the client closed it, or its request ended
+	endWrite         // a write failed or timed out: a client that stopped reading
+	endDone          // every watch on it ended
+	numStreamEnds
+)
+
+// streamEndNames name the reasons, in the order above.
+var streamEndNames = [numStreamEnds]string{"client", "write", "done"}
+
+// Why a watch on a shared stream was ended with an ERROR event
+// (WatchStreamEnds).
+const (
+	watchTooSlow   = iota // it fell behind (storage.ErrTooSlow)
+	watchExpired          // its revision was too old (storage.ErrCompacted)
+	watchClosed           // the store closed
+	watchOtherErr         // anything else
+	numWatchErrors
+)
+
+var watchErrorNames = [numWatchErrors]string{"too_slow", "expired", "closed", "other"}
+
+// whyEnded is why st is ending after a failed write or send: the client
+// went away, or the write itself failed.
+func (st *watchStream) whyEnded() int {
+	if st.r.Context().Err() != nil {
+		return endClient
+	}
+	return endWrite
+}
+
+// noteEnd counts st's end for reason (once).
+func (st *watchStream) noteEnd(reason int) {
+	if st.endNoted {
+		return
+	}
+	st.endNoted = true
+	st.s.streamEnds[reason].Add(1)
+}
+
+// noteWatchError counts an ERROR that ends one of a stream's watches.
+func (s *Server) noteWatchError(err error) {
+	switch {
+	case err == nil:
+		return
+	case errors.Is(err, storage.ErrTooSlow):
+		s.watchErrors[watchTooSlow].Add(1)
+	case errors.Is(err, storage.ErrCompacted):
+		s.watchErrors[watchExpired].Add(1)
+	case errors.Is(err, storage.ErrClosed):
+		s.watchErrors[watchClosed].Add(1)
+	default:
+		s.watchErrors[watchOtherErr].Add(1)
+	}
+}
+
+// WatchStreamEnds returns, by reason, how many shared watch streams
+// ended (client, write, done) and how many of their watches were ended
+// with an ERROR (too_slow, expired, closed, other). A fleet whose
+// streams end for "write" has agents that stopped reading; a watch
+// "too_slow" or "expired" makes its agent open its stream again, and
+// its pod watch may list again.
+func (s *Server) WatchStreamEnds() (streams, watchErrs map[string]uint64) {
+	streams, watchErrs = make(map[string]uint64, numStreamEnds), make(map[string]uint64, numWatchErrors)
+	for i, name := range streamEndNames {
+		streams[name] = s.streamEnds[i].Load()
+	}
+	for i, name := range watchErrorNames {
+		watchErrs[name] = s.watchErrors[i].Load()
+	}
+	return streams, watchErrs
+}
