@@ -20,10 +20,10 @@ var streamEndNames = [numStreamEnds]string{"client", "write", "done"}
 // Why a watch on a shared stream was ended with an ERROR event
 // (WatchStreamEnds).
 const (
-	watchTooSlow   = iota // it fell behind (storage.ErrTooSlow)
-	watchExpired          // its revision was too old (storage.ErrCompacted)
-	watchClosed           // the store closed
-	watchOtherErr         // anything else
+	watchTooSlow  = iota // it fell behind (storage.ErrTooSlow)
+	watchExpired         // its revision was too old (storage.ErrCompacted)
+	watchClosed          // the store closed
+	watchOtherErr        // anything else
 	numWatchErrors
 )
 
