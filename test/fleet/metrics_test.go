@@ -112,3 +112,18 @@ func TestStartWindowDropsCallsBegunBefore(t *testing.T) {
 		t.Errorf("slow beats %v; want the 150 ms one only", slow)
 	}
 }
+
+// TestStreamEnds reads the server's stream-end counters by reason.
+func TestStreamEnds(t *testing.T) {
+	text := []byte(`# TYPE skiff_watch_stream_ends_total counter
+skiff_watch_stream_ends_total{reason="client"} 12
+skiff_watch_stream_ends_total{reason="write"} 3
+skiff_watch_stream_ends_total{reason="done"} 0
+skiff_watch_errors_total{reason="too_slow"} 7
+skiff_watch_errors_total{reason="expired"} 269
+`)
+	want := "shared streams ended: client 12 write 3 done 0; their watches ended with an ERROR: too_slow 7 expired 269 closed 0 other 0"
+	if got := streamEnds(text); got != want {
+		t.Fatalf("streamEnds = %q; want %q", got, want)
+	}
+}

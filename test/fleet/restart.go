@@ -143,6 +143,9 @@ func (r *run) restart(ctx context.Context, n int) error {
 	if err != nil {
 		return err
 	}
+	if text, err := r.serverMetrics(ctx); err == nil {
+		r.progress("restart %d: %s", n, streamEnds(text))
+	}
 	rr.After, rr.CPU = b, CPUPercent(a.ProcStats, b.ProcStats)
 	r.progress("restart %d: %v", n, rr)
 	r.progressSeen(fmt.Sprintf("restart %d", n))
@@ -254,4 +257,21 @@ func tooManyByResource(text []byte) string {
 		parts[i] = fmt.Sprintf("%s %.0f", r.what, r.n)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// streamEnds says why the server's shared watch streams and their
+// watches ended since it started (skiff_watch_stream_ends_total,
+// skiff_watch_errors_total): a stream an agent opens again resumes its
+// pod watch, which may list again.
+func streamEnds(text []byte) string {
+	var b strings.Builder
+	b.WriteString("shared streams ended:")
+	for _, reason := range []string{"client", "write", "done"} {
+		fmt.Fprintf(&b, " %s %d", reason, int(ParseSample(text, "skiff_watch_stream_ends_total", `reason="`+reason+`"`)))
+	}
+	b.WriteString("; their watches ended with an ERROR:")
+	for _, reason := range []string{"too_slow", "expired", "closed", "other"} {
+		fmt.Fprintf(&b, " %s %d", reason, int(ParseSample(text, "skiff_watch_errors_total", `reason="`+reason+`"`)))
+	}
+	return b.String()
 }
