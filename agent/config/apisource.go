@@ -73,8 +73,9 @@ type APISource struct {
 }
 
 // Resync ends the current watch, or the wait before the next attempt,
-// and relists at once. The agent calls it when the server is heard from
-// again after a silence: a watch whose connection went silent (a cut
+// and watches again at once from the last revision seen (a 410 then
+// lists). The agent calls it when the server is heard from again after
+// a silence: a watch whose connection went silent (a cut
 // link drops packets, it sends no RST) would otherwise wait for TCP to
 // give up, and a wait grown during a long outage would delay the pods'
 // catch-up by up to the backoff's cap. It never blocks.
@@ -128,8 +129,12 @@ func (s *APISource) Run(ctx context.Context) error {
 				continue // resume at once from rv
 			}
 			if errors.Is(err, errResync) {
-				s.log.Info("pod stream resynced after a silence; relisting", "node", s.cfg.NodeName)
-				rv = ""
+				// Resumed from rv, not listed again: the watch replays
+				// what it missed, or the server answers 410 and it
+				// lists. After a server restart every agent whose
+				// heartbeat was refused resyncs; relisting, 10,000 of
+				// them had 12,966 lists answered 429.
+				s.log.Info("pod stream resynced after a silence; resuming", "node", s.cfg.NodeName, "resourceVersion", rv)
 				bo.Reset()
 				continue
 			}
@@ -152,29 +157,25 @@ func (s *APISource) Run(ctx context.Context) error {
 		// A watch the server ended without an error is resumed after the
 		// back-off like a failure, so a server that closes every stream
 		// at once is not hammered.
-		ok, resynced := s.wait(ctx, bo.Next())
-		if !ok {
+		if !s.wait(ctx, bo.Next()) {
 			break
-		}
-		if resynced {
-			rv = ""
 		}
 	}
 	return ctx.Err()
 }
 
-// wait waits d on the clock, or until a Resync (resynced: the next
-// attempt relists). ok is false when ctx ends.
-func (s *APISource) wait(ctx context.Context, d time.Duration) (ok, resynced bool) {
+// wait waits d on the clock, or until a Resync; it returns false when
+// ctx ends.
+func (s *APISource) wait(ctx context.Context, d time.Duration) bool {
 	t := s.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return false, false
+		return false
 	case <-t.C():
-		return true, false
+		return true
 	case <-s.resync:
-		return true, true
+		return true
 	}
 }
 
