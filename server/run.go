@@ -380,7 +380,7 @@ func (s *server) serve(ctx context.Context) error {
 		w.Sample("skiff_watch_streams", `kind="shared"`, float64(shared))
 		w.Gauge("skiff_watches", "Watches open, over every watch stream.", "", float64(watches))
 		ends, errs := s.api.WatchStreamEnds()
-		w.Declare("skiff_watch_stream_ends_total", promtext.Counter, "Shared watch streams (an agent's GET /api/v1/skiff/watches) ended, by reason: client (it closed the stream), write (a write failed or timed out: a client that stopped reading), done (every watch on it ended).")
+		w.Declare("skiff_watch_stream_ends_total", promtext.Counter, "Shared watch streams (an agent's GET /api/v1/skiff/watches) ended, by reason: client (it closed the stream), write (a write failed or the stream's write deadline passed: a client that stopped reading), done (every watch on it ended).")
 		for _, reason := range []string{"client", "write", "done"} {
 			w.Sample("skiff_watch_stream_ends_total", `reason="`+reason+`"`, float64(ends[reason]))
 		}

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"errors"
+	"time"
 
 	"github.com/skiffhq/skiff/storage"
 )
@@ -9,7 +10,7 @@ import (
 // Why a shared watch stream ended (WatchStreamEnds).
 const (
 	endClient = iota // the client closed it, or its request ended
-	endWrite         // a write failed or timed out: a client that stopped reading
+	endWrite         // a write failed or its deadline passed: a client that stopped reading
 	endDone          // every watch on it ended
 	numStreamEnds
 )
@@ -29,9 +30,14 @@ const (
 
 var watchErrorNames = [numWatchErrors]string{"too_slow", "expired", "closed", "other"}
 
-// whyEnded is why st is ending after a failed write or send: the client
-// went away, or the write itself failed.
+// whyEnded is why st is ending: its write deadline passed (a client
+// that did not read, or a stream that could not write for writeTimeout
+// plus three heartbeats: HTTP/2 then resets the stream, which also ends
+// the request), the client went away, or a write failed.
 func (st *watchStream) whyEnded() int {
+	if at := st.deadline.at; !at.IsZero() && !time.Now().Before(at) {
+		return endWrite
+	}
 	if st.r.Context().Err() != nil {
 		return endClient
 	}

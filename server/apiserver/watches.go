@@ -211,7 +211,7 @@ func (st *watchStream) run() {
 				return
 			}
 		case wokeDone:
-			st.noteEnd(endClient)
+			st.noteEnd(st.whyEnded())
 			return
 		}
 	}
