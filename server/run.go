@@ -381,11 +381,11 @@ func (s *server) serve(ctx context.Context) error {
 		w.Gauge("skiff_watches", "Watches open, over every watch stream.", "", float64(watches))
 		ends, errs := s.api.WatchStreamEnds()
 		w.Declare("skiff_watch_stream_ends_total", promtext.Counter, "Shared watch streams (an agent's GET /api/v1/skiff/watches) ended, by reason: client (it closed the stream), write (a write failed or the stream's write deadline passed: a client that stopped reading), done (every watch on it ended).")
-		for _, reason := range []string{"client", "write", "done"} {
+		for _, reason := range apiserver.StreamEndReasons {
 			w.Sample("skiff_watch_stream_ends_total", `reason="`+reason+`"`, float64(ends[reason]))
 		}
 		w.Declare("skiff_watch_errors_total", promtext.Counter, "Watches on shared streams ended with an ERROR event, by reason: too_slow (fell behind), expired (its revision was too old: the client lists again), closed, other.")
-		for _, reason := range []string{"too_slow", "expired", "closed", "other"} {
+		for _, reason := range apiserver.WatchErrorReasons {
 			w.Sample("skiff_watch_errors_total", `reason="`+reason+`"`, float64(errs[reason]))
 		}
 	})

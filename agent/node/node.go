@@ -214,11 +214,10 @@ func (r *Registrar) Registered() bool {
 // tenth at random. A Trigger cuts any wait short.
 func (r *Registrar) Run(ctx context.Context) error {
 	bo := backoff.Backoff{Min: min(time.Second, r.cfg.Heartbeat), Max: r.cfg.Heartbeat, Clock: r.clk}
-	// unheard counts the failed syncs since the last that worked whose
-	// call got no answer from the server (a refused or reset connection,
-	// a timeout): only those are a silence after which the streams
-	// resync (Recovered).
-	unheard := 0
+	// unheard is whether a sync since the last that worked got no answer
+	// from the server (a refused or reset connection, a timeout): only
+	// that is a silence after which the streams resync (Recovered).
+	unheard := false
 	for {
 		wait := jittered(r.cfg.Heartbeat)
 		// One sync may take at most a heartbeat (5 s at least): a call
@@ -233,9 +232,7 @@ func (r *Registrar) Run(ctx context.Context) error {
 			}
 			r.log.Warn("node status", "node", r.cfg.NodeName, "err", err, "failures", bo.Failures()+1)
 			wait = bo.Next()
-			if !answered(err) {
-				unheard++
-			}
+			unheard = unheard || !answered(err)
 			// While the server did not hear from us it may have marked
 			// the node unreachable (Ready=Unknown). The next sync is
 			// still the lightweight beat: the server answers it 205 if
@@ -245,8 +242,8 @@ func (r *Registrar) Run(ctx context.Context) error {
 			// rather than a status write per node all at once.
 		} else {
 			r.mu.Lock()
-			recovered := unheard > 0 || r.asked
-			unheard = 0
+			recovered := unheard || r.asked
+			unheard = false
 			r.asked = false
 			if due := r.beatDue; !due.IsZero() {
 				// The beat was skipped: the next is a heartbeat after

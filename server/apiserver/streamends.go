@@ -15,8 +15,9 @@ const (
 	numStreamEnds
 )
 
-// streamEndNames name the reasons, in the order above.
-var streamEndNames = [numStreamEnds]string{"client", "write", "done"}
+// StreamEndReasons name why shared streams end, in WatchStreamEnds'
+// keys and the metrics' reason label.
+var StreamEndReasons = [numStreamEnds]string{"client", "write", "done"}
 
 // Why a watch on a shared stream was ended with an ERROR event
 // (WatchStreamEnds).
@@ -28,7 +29,9 @@ const (
 	numWatchErrors
 )
 
-var watchErrorNames = [numWatchErrors]string{"too_slow", "expired", "closed", "other"}
+// WatchErrorReasons name why watches on shared streams were ended with
+// an ERROR, as StreamEndReasons do for the streams.
+var WatchErrorReasons = [numWatchErrors]string{"too_slow", "expired", "closed", "other"}
 
 // whyEnded is why st is ending: its write deadline passed (a client
 // that did not read, or a stream that could not write for writeTimeout
@@ -77,10 +80,10 @@ func (s *Server) noteWatchError(err error) {
 // its pod watch may list again.
 func (s *Server) WatchStreamEnds() (streams, watchErrs map[string]uint64) {
 	streams, watchErrs = make(map[string]uint64, numStreamEnds), make(map[string]uint64, numWatchErrors)
-	for i, name := range streamEndNames {
+	for i, name := range StreamEndReasons {
 		streams[name] = s.streamEnds[i].Load()
 	}
-	for i, name := range watchErrorNames {
+	for i, name := range WatchErrorReasons {
 		watchErrs[name] = s.watchErrors[i].Load()
 	}
 	return streams, watchErrs

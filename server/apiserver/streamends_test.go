@@ -25,11 +25,11 @@ func TestWhyStreamEnded(t *testing.T) {
 	} {
 		st := &watchStream{r: r, deadline: watchDeadline{at: tc.at}}
 		if got := st.whyEnded(); got != tc.want {
-			t.Errorf("%s: whyEnded = %s; want %s", tc.name, streamEndNames[got], streamEndNames[tc.want])
+			t.Errorf("%s: whyEnded = %s; want %s", tc.name, StreamEndReasons[got], StreamEndReasons[tc.want])
 		}
 	}
 	live := httptest.NewRequest("GET", WatchesPath, nil)
 	if got := (&watchStream{r: live}).whyEnded(); got != endWrite {
-		t.Errorf("a live request whose write failed: whyEnded = %s; want write", streamEndNames[got])
+		t.Errorf("a live request whose write failed: whyEnded = %s; want write", StreamEndReasons[got])
 	}
 }
