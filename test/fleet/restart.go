@@ -29,8 +29,8 @@ type RestartReport struct {
 	CPU        float64 // the server's, from ready to every stream back
 	After      Sample
 	// Stalls names the files where a stall's goroutines went (see
-	// Config.ServerPprof).
-	Stalls []string
+	// Config.ServerPprof), Snapshots those kept at Config.SnapshotAt.
+	Stalls, Snapshots []string
 }
 
 func (rr RestartReport) String() string {
@@ -38,6 +38,9 @@ func (rr RestartReport) String() string {
 		rr.Down.Round(time.Millisecond), rr.Ready.Round(time.Millisecond), rr.Beats.Round(time.Millisecond), rr.Streams.Round(time.Millisecond), rr.CPU, rr.After)
 	if len(rr.Stalls) > 0 {
 		s += "; stalled, goroutines in " + strings.Join(rr.Stalls, ", ")
+	}
+	if len(rr.Snapshots) > 0 {
+		s += "; goroutines at the snapshot in " + strings.Join(rr.Snapshots, ", ")
 	}
 	return s
 }
@@ -89,7 +92,7 @@ func (r *run) restart(ctx context.Context, n int) error {
 				last = beating
 				if flat >= stallTicks && !kept {
 					kept = true
-					rr.Stalls = r.keepStall(tctx, fmt.Sprintf("restart-%d", n))
+					rr.Stalls = r.keepStall(tctx, fmt.Sprintf("restart-%d", n), "the fleet stopped coming back")
 				}
 			}
 		}
@@ -104,6 +107,30 @@ func (r *run) restart(ctx context.Context, n int) error {
 	// simulator's own readiness probe back for most of it.
 	ready, started := time.Now(), r.srv.Started()
 	rr.Down, rr.Ready = started.Sub(t0), ready.Sub(started)
+	if at := r.cfg.SnapshotAt; at > 0 {
+		// What both processes are doing at a set point of a restart
+		// that is not over yet (a stream stuck since its reconnect
+		// shows there, before its deadline ends it).
+		sctx, stopSnapshot := context.WithCancel(ctx)
+		snapshot := make(chan struct{})
+		defer func() {
+			// Before the first defer reads rr: only this goroutine
+			// writes rr.Snapshots.
+			stopSnapshot()
+			<-snapshot
+		}()
+		go func() {
+			defer close(snapshot)
+			t := time.NewTimer(time.Until(started.Add(at)))
+			defer t.Stop()
+			select {
+			case <-sctx.Done():
+				return
+			case <-t.C:
+			}
+			rr.Snapshots = r.keepStall(sctx, fmt.Sprintf("restart-%d-at-%v", n, at), fmt.Sprintf("%v after the new process started", at))
+		}()
+	}
 	a, err := r.sample()
 	if err != nil {
 		return err
@@ -155,8 +182,9 @@ func (r *run) restart(ctx context.Context, n int) error {
 // keepStall writes what the server and the simulator were doing into
 // the run's directory: both processes' goroutines (counted by stack)
 // and the server's heap, the server's only when Config.ServerPprof
-// names its pprof address. It returns the files written.
-func (r *run) keepStall(ctx context.Context, name string) []string {
+// names its pprof address. why says what moved it, in the progress. It
+// returns the files written.
+func (r *run) keepStall(ctx context.Context, name, why string) []string {
 	var kept []string
 	own := filepath.Join(r.cfg.Dir, name+"-simulator-goroutines.txt")
 	if f, err := os.Create(own); err == nil {
@@ -179,7 +207,7 @@ func (r *run) keepStall(ctx context.Context, name string) []string {
 		}
 		kept = append(kept, file)
 	}
-	r.progress("%s: the fleet stopped coming back; kept %s", name, strings.Join(kept, ", "))
+	r.progress("%s: %s; kept %s", name, why, strings.Join(kept, ", "))
 	return kept
 }
 

@@ -34,7 +34,7 @@ func TestKeepStall(t *testing.T) {
 	var progress bytes.Buffer
 	dir := t.TempDir()
 	r := &run{cfg: Config{Dir: dir, ServerPprof: strings.TrimPrefix(srv.URL, "http://"), Progress: &progress}}
-	kept := r.keepStall(context.Background(), "restart-2")
+	kept := r.keepStall(context.Background(), "restart-2", "stalled")
 	want := []string{filepath.Join(dir, "restart-2-simulator-goroutines.txt"), filepath.Join(dir, "restart-2-server-goroutines.txt")}
 	if strings.Join(kept, " ") != strings.Join(want, " ") {
 		t.Fatalf("kept %q; want %q", kept, want)
@@ -55,7 +55,7 @@ func TestKeepStall(t *testing.T) {
 
 	// Without the server's address only the simulator's own are kept.
 	r.cfg.ServerPprof = ""
-	if kept := r.keepStall(context.Background(), "restart-3"); len(kept) != 1 || filepath.Base(kept[0]) != "restart-3-simulator-goroutines.txt" {
+	if kept := r.keepStall(context.Background(), "restart-3", "stalled"); len(kept) != 1 || filepath.Base(kept[0]) != "restart-3-simulator-goroutines.txt" {
 		t.Errorf("without the server's address kept %q; want only the simulator's goroutines", kept)
 	}
 }

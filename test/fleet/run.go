@@ -73,6 +73,10 @@ type Config struct {
 	// read when a restart stalls; empty: only the simulator's own
 	// goroutines are kept.
 	ServerPprof string
+	// SnapshotAt, when set, keeps both processes' goroutines (as a
+	// stall does) this long after each restart's new process started,
+	// if the restart is not over by then.
+	SnapshotAt time.Duration
 	// Timeout bounds each phase's wait (0: 10 minutes).
 	Timeout time.Duration
 	Logger  *slog.Logger

@@ -51,6 +51,7 @@ func run() error {
 	flag.IntVar(&cfg.Restarts, "restarts", 1, "how many times to restart the server, timing the fleet's return each time")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound on each phase")
 	flag.DurationVar(&cfg.Cooldown, "cooldown", 0, "after the last phase, let the fleet run this long and sample the server once more (0: not)")
+	flag.DurationVar(&cfg.SnapshotAt, "snapshot-at", 0, "keep both processes' goroutines this long after each restart's new process started, if the restart is not over (the server's need SKIFF_PPROF_ADDR; 0: only at a stall)")
 	gogc := flag.Int("gogc", 400, "the simulator's own GOGC, set in-process so the server it starts keeps its own (0: Go's default, or the GOGC environment variable)")
 	pprofAddr := flag.String("pprof", "", "serve the simulator's own net/http/pprof on this loopback address (its CPU shares the box with the server's)")
 	flag.Parse()
