@@ -120,7 +120,9 @@ func (a *Agent) Pods() int {
 // away) and then runs the registrar, the status manager and the API
 // source until ctx ends; it returns ctx's error, or the first failure to
 // set up.
-func (a *Agent) Run(ctx context.Context) error {
+func (a *Agent) Run(parent context.Context) error {
+	ctx, stop := ownContext(parent)
+	defer stop()
 	log := a.cfg.Logger.With("node", a.cfg.Name)
 	cred, err := node.JoinRetry(ctx, node.JoinConfig{Server: a.cfg.Server, Token: a.cfg.Token, NodeName: a.cfg.Name, Dir: a.cfg.Dir, DialContext: a.dial}, a.cfg.Clock, log)
 	if err != nil {
@@ -184,6 +186,22 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return ctx.Err()
+}
+
+// ownContext returns a context of the agent's own, ended when parent
+// ends, as a real agent's process has its own: every request and
+// timeout an agent starts registers with its context's lock, and 10,000
+// agents under the fleet's one context queued on that one lock. At a
+// restart's reconnect, when every agent's requests start at once, the
+// simulator's goroutines held thousands of waits on it (a convoy: each
+// hand-over waits for a core) that no real fleet has.
+func ownContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	unhook := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
+	return ctx, func() {
+		unhook()
+		cancel(context.Canceled)
+	}
 }
 
 // info is the simulated machine: 4 CPUs, 8 GiB, 64 GiB of disk.

@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -57,5 +58,35 @@ func TestKeepStall(t *testing.T) {
 	r.cfg.ServerPprof = ""
 	if kept := r.keepStall(context.Background(), "restart-3", "stalled"); len(kept) != 1 || filepath.Base(kept[0]) != "restart-3-simulator-goroutines.txt" {
 		t.Errorf("without the server's address kept %q; want only the simulator's goroutines", kept)
+	}
+}
+
+// TestOwnContext: an agent's own context keeps the fleet context's
+// values, ends with the cause the fleet's ended with, and ending it alone
+// leaves the fleet's running.
+func TestOwnContext(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithCancelCause(context.WithValue(context.Background(), key{}, "fleet"))
+	ctx, stop := ownContext(parent)
+	if ctx.Value(key{}) != "fleet" {
+		t.Fatalf("value %v; want the fleet context's", ctx.Value(key{}))
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("a new agent's context ended: %v", ctx.Err())
+	}
+	why := errors.New("the run ended")
+	cancel(why)
+	<-ctx.Done()
+	if context.Cause(ctx) != why {
+		t.Errorf("cause %v; want the fleet's %v", context.Cause(ctx), why)
+	}
+	stop()
+
+	parent2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	ctx2, stop2 := ownContext(parent2)
+	stop2()
+	if ctx2.Err() == nil || parent2.Err() != nil {
+		t.Errorf("after stop: agent's %v, fleet's %v; want the agent's ended alone", ctx2.Err(), parent2.Err())
 	}
 }
