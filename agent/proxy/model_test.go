@@ -89,7 +89,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		t.Fatalf("ReadCheckpoint(missing) = %v, %v; want nil, nil", s, err)
 	}
 	snap := &Snapshot{Services: []*api.Service{svc("web", "10.43.0.5", nil)}, Slices: []*api.EndpointSlice{slice("web")}}
-	if err := writeCheckpoint(path, snap); err != nil {
+	if err := (&Watcher{Checkpoint: path}).keepCheckpoint(snap); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadCheckpoint(path)

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,6 +66,11 @@ type Watcher struct {
 	services map[string]*api.Service
 	slices   map[string]*api.EndpointSlice
 	changed  chan struct{}
+	// written is the SHA-256 of the checkpoint on disk (syncLoop's):
+	// a snapshot that encodes the same is not written again (a relist,
+	// a server that rewrote an object as it was), sparing the agent's
+	// flash an fsync.
+	written [sha256.Size]byte
 }
 
 // Run serves the sinks until ctx ends, then returns ctx's error. Watch
@@ -78,9 +84,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	w.services, w.slices = map[string]*api.Service{}, map[string]*api.EndpointSlice{}
 	w.changed = make(chan struct{}, 1)
-	if snap, err := ReadCheckpoint(w.Checkpoint); err != nil {
+	if snap, raw, err := readCheckpoint(w.Checkpoint); err != nil {
 		log.Warn("service checkpoint unreadable; starting without it", "err", err)
 	} else if snap != nil {
+		w.written = sha256.Sum256(raw)
 		for _, s := range snap.Services {
 			if s != nil {
 				w.services[key(&s.ObjectMeta)] = s
@@ -154,7 +161,7 @@ func (w *Watcher) syncLoop(ctx context.Context, clk clock.Clock, log *slog.Logge
 			continue
 		}
 		bo.Reset()
-		if err := writeCheckpoint(w.Checkpoint, snap); err != nil {
+		if err := w.keepCheckpoint(snap); err != nil {
 			log.Warn("service checkpoint not written", "err", err)
 		}
 	}
@@ -281,34 +288,62 @@ func (w *Watcher) watch(ctx context.Context, res api.ResourceInfo, rv string) (s
 // ReadCheckpoint reads a snapshot written by a Watcher; a missing file
 // (or path "") is nil, nil.
 func ReadCheckpoint(path string) (*Snapshot, error) {
+	snap, _, err := readCheckpoint(path)
+	return snap, err
+}
+
+// readCheckpoint is ReadCheckpoint, also returning the file's bytes.
+func readCheckpoint(path string) (*Snapshot, []byte, error) {
 	if path == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read service checkpoint: %w", err)
+		return nil, nil, fmt.Errorf("read service checkpoint: %w", err)
 	}
 	var f checkpointFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("service checkpoint %s: %w", path, err)
+		return nil, nil, fmt.Errorf("service checkpoint %s: %w", path, err)
 	}
 	if f.Version != checkpointVersion {
-		return nil, fmt.Errorf("service checkpoint %s: version %d, want %d", path, f.Version, checkpointVersion)
+		return nil, nil, fmt.Errorf("service checkpoint %s: version %d, want %d", path, f.Version, checkpointVersion)
 	}
-	return &f.Snapshot, nil
+	return &f.Snapshot, b, nil
 }
 
-func writeCheckpoint(path string, snap *Snapshot) error {
-	if path == "" {
+// keepCheckpoint writes snap to the checkpoint unless the file already
+// holds it.
+func (w *Watcher) keepCheckpoint(snap *Snapshot) error {
+	if w.Checkpoint == "" {
 		return nil
 	}
+	b, err := encodeCheckpoint(snap)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(b)
+	if sum == w.written {
+		return nil
+	}
+	if err := replaceCheckpoint(w.Checkpoint, b); err != nil {
+		return err
+	}
+	w.written = sum
+	return nil
+}
+
+func encodeCheckpoint(snap *Snapshot) ([]byte, error) {
 	b, err := json.Marshal(checkpointFile{Version: checkpointVersion, Snapshot: *snap})
 	if err != nil {
-		return fmt.Errorf("encode service checkpoint: %w", err)
+		return nil, fmt.Errorf("encode service checkpoint: %w", err)
 	}
+	return b, nil
+}
+
+func replaceCheckpoint(path string, b []byte) error {
 	if err := os.MkdirAll(dirOf(path), 0o700); err != nil {
 		return fmt.Errorf("service checkpoint dir: %w", err)
 	}

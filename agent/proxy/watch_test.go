@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -98,5 +100,118 @@ func TestWatcherResumesAfterServerRestartRealServer(t *testing.T) {
 	}
 	if n := lw.watch.Load(); n < 3 {
 		t.Errorf("%d watches; want the first two and at least one resumed", n)
+	}
+}
+
+// holdFile keeps the file at path now under a second name (a hard
+// link) and returns whether path is still that file: atomicfile.Replace
+// renames a new file over it, and the link keeps the old one's inode
+// from being reused by the next.
+func holdFile(t *testing.T, path string) (same func() bool) {
+	t.Helper()
+	held := path + ".held"
+	os.Remove(held)
+	if err := os.Link(path, held); err != nil {
+		t.Fatal(err)
+	}
+	return func() bool {
+		a, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.Stat(held)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return os.SameFile(a, b)
+	}
+}
+
+// TestWatcherWritesCheckpointOnlyWhenChangedRealServer: a sync whose
+// snapshot is the one on disk (the checkpoint read at start, then a
+// sync with nothing changed) does not write the checkpoint again, while
+// the sinks still get it; a change does write it. An edge agent's flash
+// was written (with an fsync) at every sync, twice per server restart.
+func TestWatcherWritesCheckpointOnlyWhenChangedRealServer(t *testing.T) {
+	srv := agenttest.StartServer(t)
+	createService(t, srv, "a")
+	path := filepath.Join(t.TempDir(), "agent", "services.json")
+	var applied atomic.Int32
+	var last atomic.Pointer[Snapshot]
+	sink := SinkFunc(func(s *Snapshot) error {
+		last.Store(s)
+		applied.Add(1)
+		return nil
+	})
+	has := func(name string) func() bool {
+		return func() bool {
+			s := last.Load()
+			if s == nil {
+				return false
+			}
+			for _, v := range s.Services {
+				if v.Name == name {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	c := srv.NodeClient("n1")
+	var lw *countingLW
+	run := func() (*Watcher, func()) {
+		clk := clock.NewFake(time.Unix(1e9, 0))
+		ctx, cancel := context.WithCancel(context.Background())
+		lw = &countingLW{Client: c, lists: map[string]int{}}
+		w := &Watcher{Client: lw, Sinks: []Sink{sink}, Clock: clk, Checkpoint: path}
+		done := make(chan struct{})
+		go func() { w.Run(ctx); close(done) }()
+		return w, func() { cancel(); <-done }
+	}
+	listed := func() bool {
+		lw.mu.Lock()
+		defer lw.mu.Unlock()
+		return lw.lists["services"] == 1 && lw.lists["endpointslices"] == 1
+	}
+	// sync has the watcher sync with nothing changed, and waits until
+	// the sinks applied it (the checkpoint is kept after them; the
+	// sync after this one starts once it is).
+	sync := func(w *Watcher) {
+		n := applied.Load()
+		w.notify()
+		agenttest.Eventually(t, "the sync applied", func() bool { return applied.Load() > n })
+	}
+	w, stop := run()
+	agenttest.Eventually(t, "service a at the sink", has("a"))
+	agenttest.Eventually(t, "the lists", listed)
+	sync(w)
+	sync(w) // the one before has kept its checkpoint
+	same := holdFile(t, path)
+	sync(w)
+	sync(w)
+	if !same() {
+		t.Errorf("a sync with nothing changed wrote the checkpoint again")
+	}
+	stop()
+
+	// A restart of the agent syncs the checkpoint it read, and then the
+	// same lists: no write.
+	last.Store(nil)
+	w, stop = run()
+	defer stop()
+	agenttest.Eventually(t, "service a at the sink after the restart", has("a"))
+	agenttest.Eventually(t, "the lists after the restart", listed)
+	sync(w)
+	sync(w)
+	if !same() {
+		t.Errorf("the restarted watcher wrote the checkpoint it had read")
+	}
+	n := applied.Load()
+	createService(t, srv, "b")
+	agenttest.Eventually(t, "service b at the sink", has("b"))
+	// The checkpoint is written after the sinks applied.
+	agenttest.Eventually(t, "the checkpoint written for the new Service", func() bool { return !same() })
+	if applied.Load() <= n {
+		t.Fatalf("no sync after the new Service")
 	}
 }

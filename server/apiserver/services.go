@@ -175,8 +175,12 @@ func (s *Server) ensureKubernetesService(ctx context.Context) error {
 		}
 	} else if err != nil {
 		return fmt.Errorf("get service default/kubernetes: %w", err)
-	} else {
-		// The server's port may have changed since the last start.
+	} else if s.apiEndpoint.IsValid() {
+		// The server's port may have changed since the last start. Only
+		// the known port is written: Bootstrap runs before the server
+		// listens, and writing 443 then (and the real port once it
+		// listened) sent every agent two changes of the Service at each
+		// start, its rules briefly pointing at the wrong port.
 		_, err := s.store.GuaranteedUpdate(ctx, "services", "default", kubernetesService, func(cur api.Object) (api.Object, error) {
 			c := cur.(*api.Service)
 			c.Spec.Ports = svc.Spec.Ports

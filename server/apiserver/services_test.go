@@ -169,3 +169,60 @@ func TestServiceStatusIsASubresource(t *testing.T) {
 		t.Errorf("PATCH status = %d %s; want the ingress stored and the spec kept", code, b)
 	}
 }
+
+// TestKubernetesServiceUnchangedAcrossRestart: a start over a store that
+// has the `kubernetes` Service and its endpoints writes nothing when the
+// server's address is the same: Bootstrap (before the server listens)
+// leaves the known port alone, and publishing the same endpoint changes
+// nothing. Each write was a change sent to every agent (two at each
+// start, the first pointing the Service at port 443).
+func TestKubernetesServiceUnchangedAcrossRestart(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	ep := netip.MustParseAddrPort("192.0.2.10:7443")
+	first, err := New(Config{Store: h.store, Clock: h.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.PublishAPIEndpoint(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	before := h.store.Revision()
+
+	// The next start: Bootstrap without the endpoint, then the same one.
+	next, err := New(Config{Store: h.store, Clock: h.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := h.store.Get(ctx, "services", "default", "kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp := obj.(*api.Service).Spec.Ports[0].TargetPort; tp != api.FromInt(7443) {
+		t.Errorf("after Bootstrap the Service targets %v; want the last known port 7443", tp)
+	}
+	if err := next.PublishAPIEndpoint(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	if after := h.store.Revision(); after != before {
+		t.Errorf("a start with the same endpoint moved the store from revision %d to %d; want no write", before, after)
+	}
+
+	// A new port is written.
+	if err := next.PublishAPIEndpoint(ctx, netip.MustParseAddrPort("192.0.2.10:8443")); err != nil {
+		t.Fatal(err)
+	}
+	obj, err = h.store.Get(ctx, "services", "default", "kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp := obj.(*api.Service).Spec.Ports[0].TargetPort; tp != api.FromInt(8443) {
+		t.Errorf("after a new endpoint the Service targets %v; want 8443", tp)
+	}
+}
