@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -68,8 +69,10 @@ type APISource struct {
 	clock clock.Clock
 	log   *slog.Logger
 	pods  api.ResourceInfo
-	// resync asks Run to drop its watch (or its wait) and relist.
-	resync chan struct{}
+	// resync asks Run to drop its watch (or its wait) and watch again;
+	// silentSince is the last Resync's (Unix nanoseconds).
+	resync      chan struct{}
+	silentSince atomic.Int64
 }
 
 // Resync ends the current watch, or the wait before the next attempt,
@@ -79,11 +82,34 @@ type APISource struct {
 // link drops packets, it sends no RST) would otherwise wait for TCP to
 // give up, and a wait grown during a long outage would delay the pods'
 // catch-up by up to the backoff's cap. It never blocks.
-func (s *APISource) Resync() {
+//
+// silentSince is when the silence began: a watch carried by a stream
+// the server accepted after it is left as it is. After a server
+// restart the agent's shared stream has mostly been opened again by
+// then; dropping it opened every agent's stream a second time.
+func (s *APISource) Resync(silentSince time.Time) {
+	s.silentSince.Store(silentSince.UnixNano())
 	select {
 	case s.resync <- struct{}{}:
 	default:
 	}
+}
+
+// carriedSinceSilence reports whether w (nil: no watch yet) is carried
+// by a stream accepted after the last Resync's silentSince;
+// opened is when Watch returned it, on the source's clock.
+func (s *APISource) carriedSinceSilence(w *client.Watcher, opened time.Time) bool {
+	if w == nil {
+		return false
+	}
+	at, ok := w.CarriedSince()
+	if !ok {
+		return false
+	}
+	if at.IsZero() {
+		at = opened // a stream of its own: accepted before Watch returned
+	}
+	return at.After(time.Unix(0, s.silentSince.Load()))
 }
 
 // NewAPISource returns an APISource writing to sink (a Merger).
@@ -227,16 +253,31 @@ func (s *APISource) watch(ctx context.Context, rv string) (string, int, error) {
 	d := s.cfg.WatchTimeout
 	timer := s.clock.NewTimer(d + rand.N(d/2+1))
 	defer timer.Stop()
+	var cur atomic.Pointer[client.Watcher]
+	var opened atomic.Int64 // when Watch returned cur (Unix nanoseconds)
 	go func() {
-		select {
-		case <-timer.C():
-			cancel(errWatchRotated)
-		case <-s.resync:
-			cancel(errResync)
-		case <-wctx.Done():
+		for {
+			select {
+			case <-timer.C():
+				cancel(errWatchRotated)
+				return
+			case <-s.resync:
+				if s.carriedSinceSilence(cur.Load(), time.Unix(0, opened.Load())) {
+					s.log.Debug("pod stream opened since the silence; no resync", "node", s.cfg.NodeName)
+					continue
+				}
+				cancel(errResync)
+				return
+			case <-wctx.Done():
+				return
+			}
 		}
 	}()
 	w, err := s.cfg.Client.Watch(wctx, s.pods, client.NamespaceAll, client.WatchOptions{ListOptions: s.listOptions(), ResourceVersion: rv})
+	if err == nil {
+		opened.Store(s.clock.Now().UnixNano())
+		cur.Store(w)
+	}
 	if err != nil {
 		if c := context.Cause(wctx); errors.Is(c, errWatchRotated) || errors.Is(c, errResync) {
 			return rv, 0, c

@@ -213,7 +213,7 @@ func TestAPISourceResyncResumesAtOnceRealServer(t *testing.T) {
 	agenttest.Eventually(t, "the first watch", func() bool { return w.watches.Load() == 1 })
 	srv.CreatePod(agenttest.Pod("b", "n1"))
 	expectUpdate(t, sink.Merger, "ADD api b")
-	src.Resync()
+	src.Resync(clk.Now()) // a silence since the watch started
 	agenttest.Eventually(t, "a second watch", func() bool { return w.watches.Load() == 2 })
 	srv.CreatePod(agenttest.Pod("c", "n1"))
 	expectUpdate(t, sink.Merger, "ADD api c")
@@ -222,5 +222,48 @@ func TestAPISourceResyncResumesAtOnceRealServer(t *testing.T) {
 	}
 	if got := drain(sink.Merger); len(got) != 0 {
 		t.Fatalf("extra updates after the resync %q; want none (b not handed over again)", got)
+	}
+}
+
+// TestAPISourceResyncKeepsAStreamOpenedSinceRealServer: a Resync whose
+// silence began before the live watch's stream was accepted leaves the
+// watch alone (after a server restart the stream was opened again
+// already; dropping it opened every agent's stream twice), and one whose
+// silence began after drops it.
+func TestAPISourceResyncKeepsAStreamOpenedSinceRealServer(t *testing.T) {
+	srv := agenttest.StartServer(t)
+	srv.CreatePod(agenttest.Pod("a", "n1"))
+	w := &countingWatcher{Client: srv.NodeClient("n1")}
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	sink := newSignalSink(t, SourceAPI)
+	src, err := NewAPISource(APISourceConfig{Client: w, NodeName: "n1", Clock: clk, WatchTimeout: testWatchTimeout,
+		Backoff: backoff.Backoff{Min: testBackoffMax / 4, Max: testBackoffMax}, Logger: quiet}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	expectUpdate(t, sink.Merger, "ADD api a")
+	agenttest.Eventually(t, "the first watch", func() bool { return w.watches.Load() == 1 })
+	// The watch is live once an event of it arrived.
+	srv.CreatePod(agenttest.Pod("b", "n1"))
+	expectUpdate(t, sink.Merger, "ADD api b")
+
+	src.Resync(clk.Now().Add(-time.Second)) // began before the stream
+	srv.CreatePod(agenttest.Pod("c", "n1"))
+	expectUpdate(t, sink.Merger, "ADD api c")
+	if n := w.watches.Load(); n != 1 {
+		t.Fatalf("%d watches after a Resync older than the stream; want the first only", n)
+	}
+
+	clk.Advance(time.Millisecond)
+	src.Resync(clk.Now()) // began after it
+	agenttest.Eventually(t, "a second watch", func() bool { return w.watches.Load() == 2 })
+	srv.CreatePod(agenttest.Pod("d", "n1"))
+	expectUpdate(t, sink.Merger, "ADD api d")
+	if n := sink.sets.Load(); n != 1 {
+		t.Fatalf("%d lists; want the first only", n)
 	}
 }

@@ -355,9 +355,12 @@ func TestRegistrarTriggerWritesReadyAtOnce(t *testing.T) {
 	}
 }
 
+// lastSilence is the silentSince of a registrar's last Recovered call.
+var lastSilence atomic.Int64
+
 // runRegistrar runs a registrar with heartbeat hb against a fakeAPI on
 // a fake clock from start, until the test ends; recovered counts its
-// Recovered calls.
+// Recovered calls, and lastSilence keeps the last one's silentSince.
 func runRegistrar(t *testing.T, hb time.Duration) (start time.Time, clk *clock.Fake, f *fakeAPI, r *node.Registrar, recovered *atomic.Int32) {
 	t.Helper()
 	start = time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
@@ -365,7 +368,10 @@ func runRegistrar(t *testing.T, hb time.Duration) (start time.Time, clk *clock.F
 	f = &fakeAPI{clk: clk}
 	recovered = new(atomic.Int32)
 	r = node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
-		Recovered: func() { recovered.Add(1) }})
+		Recovered: func(since time.Time) {
+			lastSilence.Store(since.UnixNano())
+			recovered.Add(1)
+		}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -403,6 +409,7 @@ func TestRegistrarAfterFailedHeartbeats(t *testing.T) {
 				}
 			}
 			f.setDown(true)
+			down := clk.Now()
 			stepUntil(clk, clk.Now().Add(time.Minute), 100*time.Millisecond)
 			f.mu.Lock()
 			f.wantStatus = marked
@@ -424,6 +431,11 @@ func TestRegistrarAfterFailedHeartbeats(t *testing.T) {
 			}
 			if n := recovered.Load(); n != 1 {
 				t.Fatalf("Recovered called %d times; want once, when the server answered again", n)
+			}
+			// The silence began with the first sync the server did not
+			// answer: within a heartbeat (and its jitter) of going down.
+			if since := time.Unix(0, lastSilence.Load()); since.Before(down) || since.After(down.Add(hb+hb/10)) {
+				t.Fatalf("Recovered's silence began at +%v; want the first refused sync, within %v of +%v", since.Sub(start), hb+hb/10, down.Sub(start))
 			}
 		})
 	}
@@ -494,6 +506,11 @@ func TestRegistrarRewritesConditionsWhenTheServerAsks(t *testing.T) {
 	}
 	if n := recovered.Load(); n != 1 {
 		t.Fatalf("Recovered called %d times; want once, after the server asked", n)
+	}
+	// No sync failed: the silence began with the last sync that worked
+	// before the server's question.
+	if since := time.Unix(0, lastSilence.Load()); !since.Before(asked) || since.Before(asked.Add(-(hb + hb/10))) {
+		t.Fatalf("Recovered's silence began at +%v; want the last sync before +%v", since.Sub(start), asked.Sub(start))
 	}
 }
 

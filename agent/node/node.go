@@ -93,7 +93,10 @@ type Config struct {
 	// not a 429), or after the server asked for the conditions (it had
 	// marked the node unreachable): the server is heard from again after
 	// a silence, so streams that may have died silently should resync.
-	Recovered func()
+	// silentSince is when the silence began: the start of the first
+	// unanswered sync, or, when the server asked, of the last sync that
+	// worked before. A stream opened since missed nothing.
+	Recovered func(silentSince time.Time)
 	Clock     clock.Clock
 	Logger    *slog.Logger
 }
@@ -218,11 +221,15 @@ func (r *Registrar) Run(ctx context.Context) error {
 	// from the server (a refused or reset connection, a timeout): only
 	// that is a silence after which the streams resync (Recovered).
 	unheard := false
+	// silentSince is when the first unanswered sync of the silence
+	// began, lastOK when the last sync that worked did.
+	var silentSince, lastOK time.Time
 	for {
 		wait := jittered(r.cfg.Heartbeat)
 		// One sync may take at most a heartbeat (5 s at least): a call
 		// stuck on a link that went silent must not hold the next
 		// heartbeat back for the client's whole timeout.
+		began := r.clk.Now()
 		sctx, cancel := context.WithTimeout(ctx, max(r.cfg.Heartbeat, minSyncTimeout))
 		err := r.SyncOnce(sctx)
 		cancel()
@@ -232,6 +239,9 @@ func (r *Registrar) Run(ctx context.Context) error {
 			}
 			r.log.Warn("node status", "node", r.cfg.NodeName, "err", err, "failures", bo.Failures()+1)
 			wait = bo.Next()
+			if !unheard && !answered(err) {
+				silentSince = began
+			}
 			unheard = unheard || !answered(err)
 			// While the server did not hear from us it may have marked
 			// the node unreachable (Ready=Unknown). The next sync is
@@ -242,8 +252,11 @@ func (r *Registrar) Run(ctx context.Context) error {
 			// rather than a status write per node all at once.
 		} else {
 			r.mu.Lock()
-			recovered := unheard || r.asked
-			unheard = false
+			recovered, since := unheard || r.asked, silentSince
+			if !unheard {
+				since = lastOK
+			}
+			unheard, lastOK = false, began
 			r.asked = false
 			if due := r.beatDue; !due.IsZero() {
 				// The beat was skipped: the next is a heartbeat after
@@ -255,7 +268,7 @@ func (r *Registrar) Run(ctx context.Context) error {
 			}
 			r.mu.Unlock()
 			if recovered && r.cfg.Recovered != nil {
-				r.cfg.Recovered()
+				r.cfg.Recovered(since)
 			}
 			bo.Reset()
 		}

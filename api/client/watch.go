@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -75,6 +76,24 @@ func newWatcher(ctx context.Context, res api.ResourceInfo, body io.ReadCloser, r
 		w.dec = jsontext.NewDecoder(body, watchJSON...)
 	}
 	return w
+}
+
+// CarriedSince reports, for a watch on a WatchMux, when the stream that
+// carries it now was accepted by the server (on the mux's clock), and
+// false while no stream carries it (the mux is opening one again). A
+// watch on a stream of its own was accepted before Watch returned: it
+// reports the zero time and true. An agent heard from the server again
+// after a silence asks it whether its watch already rides a stream
+// opened since (then nothing was missed that resuming would not replay).
+func (w *Watcher) CarriedSince() (time.Time, bool) {
+	if w.feed == nil {
+		return time.Time{}, true
+	}
+	at := w.feed.carriedAt.Load()
+	if at == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, at), true
 }
 
 // maxKeptEventBytes is the largest object buffer a Watcher keeps for the

@@ -71,7 +71,9 @@ type muxSub struct {
 
 	events  chan muxEvent // to the Watcher; closed by Run after an ERROR
 	done    chan struct{} // closed when the watch ends on the client's side
-	carried atomic.Bool   // a stream the server accepted carries it now
+	// carriedAt is when the stream that carries it now was accepted
+	// (the mux's clock, Unix nanoseconds); 0 while none does.
+	carriedAt atomic.Int64
 	once    sync.Once
 	err     error // why done was closed
 }
@@ -174,7 +176,7 @@ func (b *feedBody) Read(p []byte) (int, error) {
 
 // Carried reports whether a stream the server accepted carries the feed
 // now.
-func (b *feedBody) Carried() bool { return b.s.carried.Load() }
+func (b *feedBody) Carried() bool { return b.s.carriedAt.Load() != 0 }
 
 func (b *feedBody) Close() error {
 	b.stop()
@@ -340,12 +342,13 @@ func (m *WatchMux) stream(ctx context.Context, subs []*muxSub) (bool, error) {
 		return false, err
 	}
 	defer resp.Body.Close()
+	at := m.clk.Now().UnixNano()
 	for _, s := range subs {
-		s.carried.Store(true)
+		s.carriedAt.Store(at)
 	}
 	defer func() {
 		for _, s := range subs {
-			s.carried.Store(false)
+			s.carriedAt.Store(0)
 		}
 	}()
 	dec := jsontext.NewDecoder(resp.Body, watchJSON...)

@@ -360,3 +360,47 @@ func TestWatchMuxCarriesAFeed(t *testing.T) {
 		t.Fatalf("the watch beside the feed: %s; want svc", name)
 	}
 }
+
+// TestWatchMuxCarriedSince: a watch on the mux says when the stream that
+// carries it was accepted, on the mux's clock; not carried while the mux
+// waits to open it again after a break; and the time of the new stream
+// after. A watch on a stream of its own is carried from Watch's return.
+func TestWatchMuxCarriedSince(t *testing.T) {
+	ms := newMuxServer(t)
+	m, clk := startMux(t, ms.c)
+	rv := ms.create(t, "pods", fmt.Sprintf(muxPod, "first", "a"))
+	pods, _ := api.LookupResource("pods")
+	opts := WatchOptions{ListOptions: ListOptions{FieldSelector: "spec.nodeName=a"}, ResourceVersion: rv}
+	w, err := m.Watch(context.Background(), pods, NamespaceAll, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ms.create(t, "pods", fmt.Sprintf(muxPod, "mine", "a"))
+	nextName(t, w) // the stream carries it now
+	first, ok := w.CarriedSince()
+	if !ok || !first.Equal(clk.Now()) {
+		t.Fatalf("CarriedSince() = %v, %v; want the mux clock's %v, true", first, ok, clk.Now())
+	}
+
+	ms.close()
+	clk.BlockUntil(1) // the backoff's timer: no stream now
+	if at, ok := w.CarriedSince(); ok {
+		t.Fatalf("CarriedSince() during the backoff = %v, true; want false", at)
+	}
+	clk.Advance(time.Minute)
+	ms.create(t, "pods", fmt.Sprintf(muxPod, "after", "a"))
+	nextName(t, w)
+	if at, ok := w.CarriedSince(); !ok || !at.After(first) {
+		t.Fatalf("CarriedSince() after the break = %v, %v; want after %v, true", at, ok, first)
+	}
+
+	own, err := ms.c.Watch(context.Background(), pods, NamespaceAll, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if at, ok := own.CarriedSince(); !ok || !at.IsZero() {
+		t.Errorf("a watch on its own stream: CarriedSince() = %v, %v; want the zero time, true", at, ok)
+	}
+}

@@ -140,7 +140,7 @@ func (a *Agent) Run(parent context.Context) error {
 		MaxPods: 110, Info: a.info, Runtime: simRuntime{}, Heartbeat: a.cfg.Heartbeat, Clock: a.cfg.Clock, Logger: log,
 		// As the real agent: heard from the server after a silence, the
 		// pod stream resyncs.
-		Recovered: func() { src.Resync() },
+		Recovered: func(since time.Time) { src.Resync(since) },
 	})
 	sm, err := status.New(status.Config{Client: c, NodeName: a.cfg.Name, Clock: a.cfg.Clock, Logger: log})
 	if err != nil {
