@@ -69,13 +69,13 @@ type muxSub struct {
 	// resumes from (the server's resume of its last line).
 	feedPath, feedQuery string
 
-	events  chan muxEvent // to the Watcher; closed by Run after an ERROR
-	done    chan struct{} // closed when the watch ends on the client's side
+	events chan muxEvent // to the Watcher; closed by Run after an ERROR
+	done   chan struct{} // closed when the watch ends on the client's side
 	// carriedAt is when the stream that carries it now was accepted
 	// (the mux's clock, Unix nanoseconds); 0 while none does.
 	carriedAt atomic.Int64
-	once    sync.Once
-	err     error // why done was closed
+	once      sync.Once
+	err       error // why done was closed
 }
 
 // muxEvent is one event handed to a watch.
