@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/skiffhq/skiff/internal/backoff"
@@ -56,10 +57,11 @@ type handshakeListener struct {
 	log     *slog.Logger
 	slots   chan struct{}
 
-	// Handshakes done, of those resumed sessions, failed, and failed for
-	// want of a slot before their deadline (among the failed); waiting
-	// for a slot now.
-	ok, resumed, failed, expired, waiting atomic.Int64
+	// Handshakes done, of those resumed sessions, failed, failed for
+	// want of a slot before their deadline and failed because the client
+	// left while it waited for one (both among the failed); waiting for
+	// a slot now.
+	ok, resumed, failed, expired, abandoned, waiting atomic.Int64
 
 	conns chan net.Conn
 	done  chan struct{}
@@ -109,11 +111,12 @@ func cpuSlots() int { return 16 * runtime.GOMAXPROCS(0) }
 // handshakes done (and of those, resumed sessions) and failed (a timeout,
 // a bad peer, a deadline passed waiting for a slot), of the failed those
 // that never got a slot, and those waiting for a slot now.
-type HandshakeStats struct{ OK, Resumed, Failed, Expired, Waiting int64 }
+type HandshakeStats struct{ OK, Resumed, Failed, Expired, Abandoned, Waiting int64 }
 
 // Stats returns the listener's counts.
 func (l *handshakeListener) Stats() HandshakeStats {
-	return HandshakeStats{OK: l.ok.Load(), Resumed: l.resumed.Load(), Failed: l.failed.Load(), Expired: l.expired.Load(), Waiting: l.waiting.Load()}
+	return HandshakeStats{OK: l.ok.Load(), Resumed: l.resumed.Load(), Failed: l.failed.Load(), Expired: l.expired.Load(),
+		Abandoned: l.abandoned.Load(), Waiting: l.waiting.Load()}
 }
 
 // slotConn is a connection in its handshake. It holds one of the
@@ -140,6 +143,10 @@ func fromThisMachine(addr net.Addr) bool {
 // for a slot.
 var errSlotDeadline = errors.New("handshake deadline passed waiting for a slot")
 
+// errPeerGone ends a handshake whose client closed its connection while
+// it waited for a slot.
+var errPeerGone = errors.New("the client left while its handshake waited for a slot")
+
 // acquire waits for a slot until the connection's deadline. A
 // connection from this machine's own loopback address (127.0.0.1 or ::1:
 // systemd's and a monitor's probes of /readyz, the server's own agent)
@@ -162,6 +169,14 @@ func (c *slotConn) acquire() error {
 	select {
 	case c.l.slots <- struct{}{}:
 		c.held.Store(true)
+		// A client that waited may have given up (its own handshake
+		// timeout): the key exchange and signature for it would be
+		// thrown away, and a reconnecting fleet's handshakes failed
+		// by the thousand that way.
+		if peerGone(c.Conn) {
+			c.release()
+			return errPeerGone
+		}
 		return nil
 	case <-t.C:
 		return errSlotDeadline
@@ -232,8 +247,11 @@ func (l *handshakeListener) handshake(c net.Conn) {
 	sc.release()
 	if err != nil {
 		l.failed.Add(1)
-		if errors.Is(err, errSlotDeadline) {
+		switch {
+		case errors.Is(err, errSlotDeadline):
 			l.expired.Add(1)
+		case errors.Is(err, errPeerGone):
+			l.abandoned.Add(1)
 		}
 		l.log.Debug("TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
 		tc.Close()
@@ -310,4 +328,27 @@ func rotateTicketKeys(ctx context.Context, l *handshakeListener, ca *tlsutil.CA,
 		}
 		l.SetSessionTicketKeys(keys)
 	}
+}
+
+// peerGone reports whether c's peer has closed or reset the connection,
+// without waiting and without taking any byte: a peek at the socket that
+// finds its end (or an error other than "nothing yet"). A connection that
+// is not a socket is never gone.
+func peerGone(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	gone := false
+	rc.Read(func(fd uintptr) bool {
+		var b [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		gone = (n == 0 && err == nil) || (err != nil && err != syscall.EAGAIN && err != syscall.EINTR)
+		return true // done: never wait for readiness
+	})
+	return gone
 }

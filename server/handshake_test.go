@@ -473,3 +473,75 @@ func TestHandshakeSlotFreedWhileTheClientAnswers(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// A client that leaves while its handshake waits for a slot (its own
+// handshake timeout passed) costs no work once the slot frees: the
+// server finds its connection closed and does not compute for it.
+func TestHandshakeSlotWaiterThatLeftIsDropped(t *testing.T) {
+	fx := newHandshakeFixture(t)
+	gate := make(chan struct{})
+	var inside, calls atomic.Int64
+	hl := gatedListener(t, fx, gate, &inside, &calls, time.Minute)
+	go closeAccepted(hl)
+	slots := cap(hl.slots)
+	held := make(chan error, slots)
+	for range slots {
+		go dialTLS(fx, hl.Addr().String(), held)
+	}
+	waitUntil(t, "every slot taken", func() bool { return inside.Load() == int64(slots) })
+	raw, err := (&net.Dialer{LocalAddr: fleetAddr}).Dial("tcp", hl.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := make(chan error, 1)
+	go func() { late <- tls.Client(raw, fx.client.Clone()).Handshake() }()
+	waitUntil(t, "the late hello waiting for a slot", func() bool { return hl.Stats().Waiting == 1 })
+	raw.Close() // the client gives up
+	if err := <-late; err == nil {
+		t.Fatal("the late handshake succeeded on a closed connection")
+	}
+	close(gate)
+	for range slots {
+		if err := <-held; err != nil {
+			t.Fatalf("a held handshake: %v", err)
+		}
+	}
+	waitUntil(t, "the late handshake counted as abandoned", func() bool { st := hl.Stats(); return st.Abandoned == 1 && st.Failed == 1 })
+	if got := calls.Load(); got != int64(slots) {
+		t.Errorf("%d handshakes reached the server's part; want %d (not the one whose client left)", got, slots)
+	}
+}
+
+// peerGone tells a closed peer from one that is only quiet, and takes
+// nothing from the socket: a byte not yet read is still there, and the
+// close behind it is seen once it is read (the handshake has read the
+// client's hello when it asks).
+func TestPeerGone(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if peerGone(s) {
+		t.Fatal("a quiet open connection is gone")
+	}
+	c.Write([]byte("x"))
+	c.Close()
+	if peerGone(s) {
+		t.Fatal("gone while a byte is unread")
+	}
+	b := make([]byte, 1)
+	if n, err := s.Read(b); n != 1 || b[0] != 'x' {
+		t.Fatalf("Read after peeking = %d %q, %v; want the byte", n, b[:n], err)
+	}
+	waitUntil(t, "the close seen", func() bool { return peerGone(s) })
+}

@@ -396,6 +396,7 @@ func (s *server) serve(ctx context.Context) error {
 		w.Sample("skiff_tls_handshakes_total", `result="failed"`, float64(st.Failed))
 		w.Counter("skiff_tls_handshakes_resumed_total", "TLS handshakes that resumed a session (counted among the ok too).", "", float64(st.Resumed))
 		w.Counter("skiff_tls_handshakes_expired_total", "TLS handshakes that failed because their deadline passed before a slot freed (counted among the failed too).", "", float64(st.Expired))
+		w.Counter("skiff_tls_handshakes_abandoned_total", "TLS handshakes that failed because the client closed its connection while the handshake waited for a slot, before any work for it (counted among the failed too).", "", float64(st.Abandoned))
 		w.Gauge("skiff_tls_handshakes_waiting", "TLS handshakes waiting for one of the slots (sixteen a core) in which the server computes its part.", "", float64(st.Waiting))
 	})
 	go func() { served <- hs.Serve(tlsLn) }()
