@@ -22,9 +22,9 @@ type RestartReport struct {
 	Beats   time.Duration // → every agent heartbeated again
 	Streams time.Duration // → a pod bound to every agent after it reached it
 	// The new process's TLS handshakes (done, resumed, failed, failed
-	// waiting for a slot) and its requests answered 429, until every
-	// agent heartbeated.
-	Handshakes [4]int
+	// waiting for a slot, failed as the client had left while waiting)
+	// and its requests answered 429, until every agent heartbeated.
+	Handshakes [5]int
 	TooMany    int
 	CPU        float64 // the server's, from ready to every stream back
 	After      Sample
@@ -146,11 +146,12 @@ func (r *run) restart(ctx context.Context, n int) error {
 	rr.Beats = time.Since(started)
 	// What the return cost the new process: its counters start at zero.
 	if text, err := r.serverMetrics(ctx); err == nil {
-		rr.Handshakes = [4]int{int(ParseSample(text, "skiff_tls_handshakes_total", `result="ok"`)), int(ParseSample(text, "skiff_tls_handshakes_resumed_total")),
-			int(ParseSample(text, "skiff_tls_handshakes_total", `result="failed"`)), int(ParseSample(text, "skiff_tls_handshakes_expired_total"))}
+		rr.Handshakes = [5]int{int(ParseSample(text, "skiff_tls_handshakes_total", `result="ok"`)), int(ParseSample(text, "skiff_tls_handshakes_resumed_total")),
+			int(ParseSample(text, "skiff_tls_handshakes_total", `result="failed"`)), int(ParseSample(text, "skiff_tls_handshakes_expired_total")),
+			int(ParseSample(text, "skiff_tls_handshakes_abandoned_total"))}
 		rr.TooMany = int(ParseSample(text, "skiff_http_requests_total", `code="429"`))
-		r.progress("restart %d: every agent heartbeating %v after the new process started; TLS handshakes %d ok (%d resumed), %d failed (%d of them waited out their deadline for a slot); %d requests answered 429 (%s)",
-			n, rr.Beats.Round(100*time.Millisecond), rr.Handshakes[0], rr.Handshakes[1], rr.Handshakes[2], rr.Handshakes[3], rr.TooMany,
+		r.progress("restart %d: every agent heartbeating %v after the new process started; TLS handshakes %d ok (%d resumed), %d failed (%d of them waited out their deadline for a slot, %d were left by their client while waiting); %d requests answered 429 (%s)",
+			n, rr.Beats.Round(100*time.Millisecond), rr.Handshakes[0], rr.Handshakes[1], rr.Handshakes[2], rr.Handshakes[3], rr.Handshakes[4], rr.TooMany,
 			tooManyByResource(text))
 	}
 	// The first restart's pods keep the names runs before several
