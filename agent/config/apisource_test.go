@@ -187,14 +187,11 @@ func TestAPISourceRotatesWatchRealServer(t *testing.T) {
 	}
 }
 
-// TestAPISourceResyncResumesAtOnceRealServer: Resync drops the live
-// watch and watches again from its last revision without waiting on the
-// clock (the agent calls it when the server is heard from again after a
-// silence, as after a healed link whose watch connection died without a
-// word), and without listing again: after a server restart every agent
-// whose heartbeat was refused resyncs, and 10,000 lists at once were
-// 12,966 answered 429. What changed meanwhile still arrives.
-func TestAPISourceResyncResumesAtOnceRealServer(t *testing.T) {
+// startResyncSource runs an API source for node n1 against a real
+// server holding pod a, until a is handed over and the first watch is
+// open; the source's clock is fake.
+func startResyncSource(t *testing.T) (*agenttest.Server, *countingWatcher, *clock.Fake, *signalSink, *APISource) {
+	t.Helper()
 	srv := agenttest.StartServer(t)
 	srv.CreatePod(agenttest.Pod("a", "n1"))
 	w := &countingWatcher{Client: srv.NodeClient("n1")}
@@ -211,6 +208,18 @@ func TestAPISourceResyncResumesAtOnceRealServer(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	expectUpdate(t, sink.Merger, "ADD api a")
 	agenttest.Eventually(t, "the first watch", func() bool { return w.watches.Load() == 1 })
+	return srv, w, clk, sink, src
+}
+
+// TestAPISourceResyncResumesAtOnceRealServer: Resync drops the live
+// watch and watches again from its last revision without waiting on the
+// clock (the agent calls it when the server is heard from again after a
+// silence, as after a healed link whose watch connection died without a
+// word), and without listing again: after a server restart every agent
+// whose heartbeat was refused resyncs, and 10,000 lists at once were
+// 12,966 answered 429. What changed meanwhile still arrives.
+func TestAPISourceResyncResumesAtOnceRealServer(t *testing.T) {
+	srv, w, clk, sink, src := startResyncSource(t)
 	srv.CreatePod(agenttest.Pod("b", "n1"))
 	expectUpdate(t, sink.Merger, "ADD api b")
 	src.Resync(clk.Now()) // a silence since the watch started
@@ -231,22 +240,7 @@ func TestAPISourceResyncResumesAtOnceRealServer(t *testing.T) {
 // already; dropping it opened every agent's stream twice), and one whose
 // silence began after drops it.
 func TestAPISourceResyncKeepsAStreamOpenedSinceRealServer(t *testing.T) {
-	srv := agenttest.StartServer(t)
-	srv.CreatePod(agenttest.Pod("a", "n1"))
-	w := &countingWatcher{Client: srv.NodeClient("n1")}
-	clk := clock.NewFake(time.Unix(1e9, 0))
-	sink := newSignalSink(t, SourceAPI)
-	src, err := NewAPISource(APISourceConfig{Client: w, NodeName: "n1", Clock: clk, WatchTimeout: testWatchTimeout,
-		Backoff: backoff.Backoff{Min: testBackoffMax / 4, Max: testBackoffMax}, Logger: quiet}, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- src.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	expectUpdate(t, sink.Merger, "ADD api a")
-	agenttest.Eventually(t, "the first watch", func() bool { return w.watches.Load() == 1 })
+	srv, w, clk, sink, src := startResyncSource(t)
 	// The watch is live once an event of it arrived.
 	srv.CreatePod(agenttest.Pod("b", "n1"))
 	expectUpdate(t, sink.Merger, "ADD api b")
