@@ -110,7 +110,8 @@ func cpuSlots() int { return 16 * runtime.GOMAXPROCS(0) }
 // HandshakeStats is what the listener counts since it started:
 // handshakes done (and of those, resumed sessions) and failed (a timeout,
 // a bad peer, a deadline passed waiting for a slot), of the failed those
-// that never got a slot, and those waiting for a slot now.
+// that never got a slot and those whose client left while they waited
+// for one, and those waiting for a slot now.
 type HandshakeStats struct{ OK, Resumed, Failed, Expired, Abandoned, Waiting int64 }
 
 // Stats returns the listener's counts.
