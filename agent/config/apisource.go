@@ -95,19 +95,25 @@ func (s *APISource) Resync(silentSince time.Time) {
 	}
 }
 
-// carriedSinceSilence reports whether w (nil: no watch yet) is carried
-// by a stream accepted after the last Resync's silentSince;
-// opened is when Watch returned it, on the source's clock.
-func (s *APISource) carriedSinceSilence(w *client.Watcher, opened time.Time) bool {
-	if w == nil {
+// openWatch is the live watch and when Watch returned it, on the
+// source's clock.
+type openWatch struct {
+	w  *client.Watcher
+	at time.Time
+}
+
+// carriedSinceSilence reports whether o (nil: no watch yet) is carried
+// by a stream accepted after the last Resync's silentSince.
+func (s *APISource) carriedSinceSilence(o *openWatch) bool {
+	if o == nil {
 		return false
 	}
-	at, ok := w.CarriedSince()
+	at, ok := o.w.CarriedSince()
 	if !ok {
 		return false
 	}
 	if at.IsZero() {
-		at = opened // a stream of its own: accepted before Watch returned
+		at = o.at // a stream of its own: accepted before Watch returned
 	}
 	return at.After(time.Unix(0, s.silentSince.Load()))
 }
@@ -253,8 +259,7 @@ func (s *APISource) watch(ctx context.Context, rv string) (string, int, error) {
 	d := s.cfg.WatchTimeout
 	timer := s.clock.NewTimer(d + rand.N(d/2+1))
 	defer timer.Stop()
-	var cur atomic.Pointer[client.Watcher]
-	var opened atomic.Int64 // when Watch returned cur (Unix nanoseconds)
+	var cur atomic.Pointer[openWatch]
 	go func() {
 		for {
 			select {
@@ -262,7 +267,7 @@ func (s *APISource) watch(ctx context.Context, rv string) (string, int, error) {
 				cancel(errWatchRotated)
 				return
 			case <-s.resync:
-				if s.carriedSinceSilence(cur.Load(), time.Unix(0, opened.Load())) {
+				if s.carriedSinceSilence(cur.Load()) {
 					s.log.Debug("pod stream opened since the silence; no resync", "node", s.cfg.NodeName)
 					continue
 				}
@@ -275,8 +280,7 @@ func (s *APISource) watch(ctx context.Context, rv string) (string, int, error) {
 	}()
 	w, err := s.cfg.Client.Watch(wctx, s.pods, client.NamespaceAll, client.WatchOptions{ListOptions: s.listOptions(), ResourceVersion: rv})
 	if err == nil {
-		opened.Store(s.clock.Now().UnixNano())
-		cur.Store(w)
+		cur.Store(&openWatch{w: w, at: s.clock.Now()})
 	}
 	if err != nil {
 		if c := context.Cause(wctx); errors.Is(c, errWatchRotated) || errors.Is(c, errResync) {

@@ -21,10 +21,9 @@ type RestartReport struct {
 	Ready   time.Duration // → its /readyz answered the simulator
 	Beats   time.Duration // → every agent heartbeated again
 	Streams time.Duration // → a pod bound to every agent after it reached it
-	// The new process's TLS handshakes (done, resumed, failed, failed
-	// waiting for a slot, failed as the client had left while waiting)
-	// and its requests answered 429, until every agent heartbeated.
-	Handshakes [5]int
+	// The new process's TLS handshakes and its requests answered 429,
+	// until every agent heartbeated.
+	Handshakes Handshakes
 	TooMany    int
 	CPU        float64 // the server's, from ready to every stream back
 	After      Sample
@@ -32,6 +31,11 @@ type RestartReport struct {
 	// Config.ServerPprof), Snapshots those kept at Config.SnapshotAt.
 	Stalls, Snapshots []string
 }
+
+// Handshakes are a server's TLS handshakes from its metrics: done (of
+// those, resumed) and failed (of those, past their deadline waiting for
+// a slot, and left by their client while waiting).
+type Handshakes struct{ OK, Resumed, Failed, Expired, Abandoned int }
 
 func (rr RestartReport) String() string {
 	s := fmt.Sprintf("stopped in %v; from the new process's start: ready %v, every agent heartbeating %v, a new pod at every agent %v; server CPU %.1f%%, %v",
@@ -146,12 +150,13 @@ func (r *run) restart(ctx context.Context, n int) error {
 	rr.Beats = time.Since(started)
 	// What the return cost the new process: its counters start at zero.
 	if text, err := r.serverMetrics(ctx); err == nil {
-		rr.Handshakes = [5]int{int(ParseSample(text, "skiff_tls_handshakes_total", `result="ok"`)), int(ParseSample(text, "skiff_tls_handshakes_resumed_total")),
-			int(ParseSample(text, "skiff_tls_handshakes_total", `result="failed"`)), int(ParseSample(text, "skiff_tls_handshakes_expired_total")),
-			int(ParseSample(text, "skiff_tls_handshakes_abandoned_total"))}
+		rr.Handshakes = Handshakes{OK: int(ParseSample(text, "skiff_tls_handshakes_total", `result="ok"`)), Resumed: int(ParseSample(text, "skiff_tls_handshakes_resumed_total")),
+			Failed: int(ParseSample(text, "skiff_tls_handshakes_total", `result="failed"`)), Expired: int(ParseSample(text, "skiff_tls_handshakes_expired_total")),
+			Abandoned: int(ParseSample(text, "skiff_tls_handshakes_abandoned_total"))}
+		hs := rr.Handshakes
 		rr.TooMany = int(ParseSample(text, "skiff_http_requests_total", `code="429"`))
 		r.progress("restart %d: every agent heartbeating %v after the new process started; TLS handshakes %d ok (%d resumed), %d failed (%d of them waited out their deadline for a slot, %d were left by their client while waiting); %d requests answered 429 (%s)",
-			n, rr.Beats.Round(100*time.Millisecond), rr.Handshakes[0], rr.Handshakes[1], rr.Handshakes[2], rr.Handshakes[3], rr.Handshakes[4], rr.TooMany,
+			n, rr.Beats.Round(100*time.Millisecond), hs.OK, hs.Resumed, hs.Failed, hs.Expired, hs.Abandoned, rr.TooMany,
 			tooManyByResource(text))
 	}
 	// The first restart's pods keep the names runs before several
