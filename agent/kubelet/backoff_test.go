@@ -53,8 +53,11 @@ func TestCrashLoopBackOffTiming(t *testing.T) {
 	if c, _ := h.newest("u1", "c"); c.RestartCount != restart+1 || c.State != runtime.StateRunning {
 		t.Fatalf("after running 10m: %+v; want an immediate restart %d", c, restart+1)
 	}
-	// and the next crash waits 10 s again
+	// and the next crash waits 10 s again. The loop sees the exit before
+	// the clock moves: a sync running while Advance steps the clock would
+	// read the old time and arm its retry from the new one.
 	h.exit("u1", "c", 1)
+	h.settle()
 	h.advance(9 * time.Second)
 	if c, _ := h.newest("u1", "c"); c.RestartCount != restart+1 {
 		t.Fatalf("back-off after reset restarted before 10s")
