@@ -7,11 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/backoff"
@@ -351,13 +348,10 @@ func (m *WatchMux) stream(ctx context.Context, subs []*muxSub) (bool, error) {
 			s.carriedAt.Store(0)
 		}
 	}()
-	dec := jsontext.NewDecoder(resp.Body, watchJSON...)
+	dec := newMuxDecoder(resp.Body)
 	progressed := false
-	var obj []byte
 	for {
-		var i int
-		var rv, typ string
-		i, rv, typ, obj, err = readMuxEvent(dec, obj[:0])
+		i, rv, typ, obj, err := dec.next()
 		if err != nil {
 			return progressed, fmt.Errorf("watch stream: %w", err)
 		}
@@ -391,69 +385,6 @@ func (m *WatchMux) stream(ctx context.Context, subs []*muxSub) (bool, error) {
 
 // feedEvent is the type of a feed's lines (apiserver.FeedEvent).
 const feedEvent = "FEED"
-
-// readMuxEvent reads one {"watch":i,"resourceVersion":…,"type":…,
-// "object":…} line, appending the object to obj; a feed's line has
-// "resume" instead of "resourceVersion", returned as rv.
-func readMuxEvent(d *jsontext.Decoder, obj []byte) (i int, rv, typ string, _ []byte, err error) {
-	tok, err := d.ReadToken()
-	if err != nil {
-		return 0, "", "", obj, err
-	}
-	if tok.Kind() != '{' {
-		return 0, "", "", obj, fmt.Errorf("event at offset %d is not an object", d.InputOffset())
-	}
-	i = -1
-	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return 0, "", "", obj, err
-		}
-		name := tok.String() // the token is void after the next read
-		switch name {
-		case "watch":
-			v, err := d.ReadToken()
-			if err != nil {
-				return 0, "", "", obj, err
-			}
-			if v.Kind() != '0' {
-				return 0, "", "", obj, fmt.Errorf("event at offset %d: watch is not an index", d.InputOffset())
-			}
-			n, perr := strconv.ParseUint(v.String(), 10, 8)
-			if perr != nil {
-				return 0, "", "", obj, fmt.Errorf("event at offset %d: watch is not an index", d.InputOffset())
-			}
-			i = int(n)
-		case "resourceVersion", "resume", "type":
-			v, err := d.ReadToken()
-			if err != nil {
-				return 0, "", "", obj, err
-			}
-			if v.Kind() != '"' {
-				return 0, "", "", obj, fmt.Errorf("event at offset %d: %s is not a string", d.InputOffset(), name)
-			}
-			if name == "type" {
-				typ = v.String()
-			} else {
-				rv = v.String()
-			}
-		case "object":
-			v, err := d.ReadValue()
-			if err != nil {
-				return 0, "", "", obj, err
-			}
-			obj = append(obj, v...)
-		default:
-			if err := d.SkipValue(); err != nil {
-				return 0, "", "", obj, err
-			}
-		}
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return 0, "", "", obj, err
-	}
-	return i, rv, typ, obj, nil
-}
 
 // MuxedWatches is a ListWatcher whose lists go to its Client and whose
 // watches ride its WatchMux.
