@@ -11,10 +11,11 @@ import (
 // muxLargeValue is the event size past which a stream's decoding buffers
 // are let go once the event is handed out. Both the decoder's buffer and
 // the object buffer grow to the largest event read and would keep that
-// size for the stream's life: a peer feed's whole set (1.3 MB for 10,000
-// peers) arrives once at the start of a stream that lives for hours, and
-// every later event fits in a few KiB.
-const muxLargeValue = 64 << 10
+// size for the stream's life. A pod's event is a few KiB; what is larger
+// comes seldom: a peer feed's whole set (1.3 MB for 10,000 peers) at the
+// start of a stream that lives for hours, a batch of the peers that
+// joined in one second (13 KB for 100).
+const muxLargeValue = 8 << 10
 
 // muxDecoder reads a shared stream's events (readMuxEvent), keeping its
 // buffers small after a large one.
