@@ -51,6 +51,11 @@ type Config struct {
 	// its heap is about 2.5 GB at GOGC=400, and a collection while the
 	// box has no idle core stalled every simulated agent for 2–5 s.
 	CollectBetween bool
+	// HoldOwnGC keeps the simulator's collector from running inside a
+	// measured phase after CollectBetween's collection, unless its memory
+	// grows by HoldHeadroom (run.holdOwn).
+	HoldOwnGC    bool
+	HoldHeadroom int64
 	// Window is the steady state measured (server CPU, RSS, heartbeats).
 	Window time.Duration
 	// Pods are bound directly (spec.nodeName) at BindRate a second, round
@@ -198,6 +203,9 @@ func (c *Config) defaults() {
 	if c.BindRate <= 0 {
 		c.BindRate = 200
 	}
+	if c.HoldHeadroom <= 0 {
+		c.HoldHeadroom = defaultHoldHeadroom
+	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Minute
 	}
@@ -218,6 +226,7 @@ type run struct {
 	metrics *Metrics
 	rep     Report
 	seen    Seen
+	own     ownGC
 }
 
 // progressSeen reports what the agents' Full connections have received.
@@ -253,6 +262,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		r.fleet.Wait()
 	}()
 	err = r.phases(ctx, start)
+	r.releaseOwn()
 	r.rep.NodeSets, r.rep.Snapshots = r.seen.NodeSets.Load(), r.seen.Snapshots.Load()
 	return r.rep, err
 }
@@ -264,9 +274,11 @@ func (r *run) collectOwn(phase string) {
 	if !r.cfg.CollectBetween {
 		return
 	}
+	r.releaseOwn()
 	t := time.Now()
 	runtime.GC()
 	r.progress("the simulator's own collection before %s: %v", phase, time.Since(t).Round(time.Millisecond))
+	r.holdOwn(phase)
 }
 
 func (r *run) progress(format string, args ...any) {
@@ -337,6 +349,7 @@ func (r *run) phases(ctx context.Context, start time.Time) error {
 			return err
 		}
 	}
+	r.releaseOwn()
 	if cfg.Cooldown > 0 {
 		select {
 		case <-ctx.Done():
