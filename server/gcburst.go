@@ -13,7 +13,7 @@ import (
 // SetGCPercent) while the store writes in bulk, and brings it back once
 // the writes calm down.
 //
-// Why: the server's steady GOGC is low (cmd/skiff's 50) so that a fleet
+// Why: the server's steady GOGC is low (cmd/skiff's 35) so that a fleet
 // of 10,000 agents, whose connections are most of the live heap, stays
 // near 1 GiB. During a placement (10,000 pods created, bound and
 // reported Running in half a minute) that same setting made the

@@ -17,13 +17,14 @@ import (
 
 // serverGCPercent is the server's GOGC unless the environment sets one.
 // The collector lets the heap grow past the live heap by GOGC percent of
-// the live heap and the goroutine stacks before it collects: with 10,000
-// agents connected (≈ 34 KiB of live heap and 25 KiB of stacks each) 100
-// meant ≈ 590 MiB of headroom and 1.27 GiB of RSS; 50 halves the
-// headroom (RSS 1 005 MiB, ≈ 100 KiB an agent) for a collection twice as
-// often, which measured no dearer in server CPU or heartbeat latency
-// (docs/benchmarks.md, "Fleet").
-const serverGCPercent = 50
+// the live heap and the goroutine stacks before it collects. With 10,000
+// agents connected (≈ 45 KiB of live heap and 8 KiB of stacks each) 100
+// meant ≈ 1.27 GiB of RSS, 50 meant 1,016-1,021 MiB, and 35 meant
+// 951-953 MiB (≈ 95 KiB an agent) for a collection every 13 s rather
+// than every 18 s: 1-2 points more of a core, and no slower heartbeats
+// (docs/benchmarks.md, "Fleet" and "Fleet, round thirty"). A placement
+// raises it for its burst (serverGCBurst).
+const serverGCPercent = 35
 
 // serverGCBurst raises the server's GOGC from serverGCPercent to 100
 // while its store writes 1,000 changes a second or more (a placement

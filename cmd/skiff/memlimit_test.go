@@ -94,7 +94,7 @@ func TestServerGCPercentFor(t *testing.T) {
 		set     bool
 		how     string
 	}{
-		{"", serverGCPercent, true, "default 50"},
+		{"", serverGCPercent, true, "default 35"},
 		{"100", 0, false, "GOGC=100"},
 		{"off", 0, false, "GOGC=off"},
 	} {
