@@ -20,8 +20,8 @@ import (
 // the live heap and the goroutine stacks before it collects. With 10,000
 // agents connected (≈ 45 KiB of live heap and 8 KiB of stacks each) 100
 // meant ≈ 1.27 GiB of RSS, 50 meant 1,016-1,021 MiB, and 35 meant
-// 951-953 MiB (≈ 95 KiB an agent) for a collection every 13 s rather
-// than every 18 s: 1-2 points more of a core, and no slower heartbeats
+// 951-957 MiB (≈ 95 KiB an agent) for a collection every 10-15 s
+// rather than about every 20 s: 1-2 points more of a core, and no slower heartbeats
 // (docs/benchmarks.md, "Fleet" and "Fleet, round thirty"). A placement
 // raises it for its burst (serverGCBurst).
 const serverGCPercent = 35
