@@ -29,6 +29,12 @@
 // it. The package's test runs a small fleet through the same steps with
 // no speed assertions.
 //
+// The simulator's heap for 10,000 agents is over a gigabyte, and one of
+// its collections stalls every simulated agent at once, which no fleet of
+// agent processes does. So it collects between phases
+// (Config.CollectBetween) and holds its collector inside a measured phase
+// (Config.HoldOwnGC), reporting the collections that ran in each.
+//
 // stackhist/build.sh builds a measurement-only server whose pprof
 // address also lists the goroutines by where they started and the size
 // of their stacks (the runtime has no API for it, so the build adds one
