@@ -20,37 +20,47 @@ const muxLargeValue = 8 << 10
 // muxDecoder reads a shared stream's events (readMuxEvent), keeping its
 // buffers small after a large one.
 type muxDecoder struct {
-	src *aheadReader // what dec reads from
-	dec *jsontext.Decoder
+	d   streamDecoder
 	obj []byte
 }
 
 func newMuxDecoder(r io.Reader) *muxDecoder {
-	src := &aheadReader{r: r}
-	return &muxDecoder{src: src, dec: jsontext.NewDecoder(src, watchJSON...)}
+	return &muxDecoder{d: newStreamDecoder(r)}
 }
 
 // next reads the next event. Its object is valid until the next call.
 func (m *muxDecoder) next() (i int, rv, typ string, obj []byte, err error) {
-	i, rv, typ, obj, err = readMuxEvent(m.dec, m.obj[:0])
+	i, rv, typ, obj, err = readMuxEvent(m.d.dec, m.obj[:0])
 	m.obj = obj
 	if err != nil || cap(obj) <= muxLargeValue {
 		return i, rv, typ, obj, err
 	}
 	// The caller has obj until the next call; this decoder starts afresh.
 	m.obj = nil
-	m.renew()
+	m.d.renew()
 	return i, rv, typ, obj, nil
 }
 
-// renew replaces the decoder, whose buffer held a large value whole, by
-// a new one that starts with a small buffer and first reads the bytes
-// the old one had read ahead. It is called between two events, where a
-// stream of top-level values may start again.
-func (m *muxDecoder) renew() {
-	ahead := m.dec.UnreadBuffer()
-	m.src = &aheadReader{ahead: append(append([]byte(nil), ahead...), m.src.ahead...), r: m.src.r}
-	m.dec = jsontext.NewDecoder(m.src, watchJSON...)
+// streamDecoder is a decoder of a stream of top-level JSON values that
+// can start afresh between two of them (renew).
+type streamDecoder struct {
+	src *aheadReader // what dec reads from
+	dec *jsontext.Decoder
+}
+
+func newStreamDecoder(r io.Reader) streamDecoder {
+	src := &aheadReader{r: r}
+	return streamDecoder{src: src, dec: jsontext.NewDecoder(src, watchJSON...)}
+}
+
+// renew replaces the decoder, whose buffer held a large value whole and
+// would keep that size, by a new one that starts with a small buffer and
+// first reads the bytes the old one had read ahead. It is called between
+// two values.
+func (s *streamDecoder) renew() {
+	ahead := s.dec.UnreadBuffer()
+	s.src = &aheadReader{ahead: append(append([]byte(nil), ahead...), s.src.ahead...), r: s.src.r}
+	s.dec = jsontext.NewDecoder(s.src, watchJSON...)
 }
 
 // aheadReader reads ahead, then r.

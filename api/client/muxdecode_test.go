@@ -55,7 +55,7 @@ func TestMuxDecoderReadsEveryEventAcrossALargeOne(t *testing.T) {
 		smallEvents(47, 3)
 	for _, chunk := range []int{1, 13, 4096, 70000, len(stream)} {
 		d := newMuxDecoder(chunkReader{strings.NewReader(stream), chunk})
-		first := d.dec
+		first := d.d.dec
 		for n := 0; n < 50; n++ {
 			i, rv, typ, obj, err := d.next()
 			if err != nil {
@@ -66,7 +66,7 @@ func TestMuxDecoderReadsEveryEventAcrossALargeOne(t *testing.T) {
 				if i != 1 || rv != "since=5" || typ != "FEED" || string(obj) != `{"peers":"`+big+`"}` {
 					t.Fatalf("chunk %d: the large feed line read as watch %d rv %q type %q, %d bytes", chunk, i, rv, typ, len(obj))
 				}
-				if d.dec == first || d.obj != nil {
+				if d.d.dec == first || d.obj != nil {
 					t.Fatalf("chunk %d: the buffers that held the large event are kept", chunk)
 				}
 			case 46:

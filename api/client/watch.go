@@ -60,7 +60,7 @@ type Watcher struct {
 	ctx  context.Context
 	res  api.ResourceInfo
 	body io.ReadCloser
-	dec  *jsontext.Decoder
+	dec  streamDecoder
 	obj  []byte // the last event's object, reused
 	rv   string
 	err  error // sticky: once set, Next returns it
@@ -73,7 +73,7 @@ type Watcher struct {
 func newWatcher(ctx context.Context, res api.ResourceInfo, body io.ReadCloser, rv string) *Watcher {
 	w := &Watcher{ctx: ctx, res: res, body: body, rv: rv}
 	if body != nil {
-		w.dec = jsontext.NewDecoder(body, watchJSON...)
+		w.dec = newStreamDecoder(body)
 	}
 	return w
 }
@@ -167,7 +167,7 @@ func (w *Watcher) readEvent() (typ string, object []byte, err error) {
 	if w.feed != nil {
 		return w.feed.read(w.ctx)
 	}
-	d := w.dec
+	d := w.dec.dec
 	tok, err := d.ReadToken()
 	if err != nil {
 		return "", nil, err
@@ -213,6 +213,9 @@ func (w *Watcher) readEvent() (typ string, object []byte, err error) {
 	}
 	if !seen {
 		return typ, nil, nil // decoding nothing is the caller's error
+	}
+	if len(w.obj) > maxKeptEventBytes {
+		w.dec.renew() // nor the decoder's buffer, which held it whole
 	}
 	return typ, w.obj, nil
 }

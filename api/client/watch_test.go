@@ -274,8 +274,9 @@ func BenchmarkWatchNext(b *testing.B) {
 }
 
 // TestWatchDropsALargeObjectBuffer: after an event larger than
-// maxKeptEventBytes the Watcher does not keep its buffer for the stream's
-// life.
+// maxKeptEventBytes the Watcher keeps neither its buffer nor its
+// decoder's for the stream's life, and the next event, which the old
+// decoder had read ahead, comes whole.
 func TestWatchDropsALargeObjectBuffer(t *testing.T) {
 	big := strings.Repeat("x", 2*maxKeptEventBytes)
 	lines := []string{
@@ -284,9 +285,13 @@ func TestWatchDropsALargeObjectBuffer(t *testing.T) {
 	}
 	pods := mustResource(t, "pods")
 	w := newWatcher(context.Background(), pods, io.NopCloser(strings.NewReader(strings.Join(lines, "\n"))), "")
+	first := w.dec.dec
 	ev, err := w.Next()
 	if err != nil || ev.Object.(*api.Pod).Annotations["a"] != big {
 		t.Fatalf("first Next() = %v, %v; want the big pod whole", ev.Object, err)
+	}
+	if w.dec.dec == first {
+		t.Error("the decoder whose buffer held the big event is kept")
 	}
 	if ev, err = w.Next(); err != nil || ev.Object.(*api.Pod).Name != "small" {
 		t.Fatalf("second Next() = %v, %v; want the small pod", ev.Object, err)
