@@ -175,9 +175,6 @@ func (w *Watcher) readEvent() (typ string, object []byte, err error) {
 	if tok.Kind() != '{' {
 		return "", nil, fmt.Errorf("event at offset %d is not an object", d.InputOffset())
 	}
-	if cap(w.obj) > maxKeptEventBytes {
-		w.obj = nil // one large object is not kept for the stream's life
-	}
 	w.obj = w.obj[:0]
 	seen := false
 	for d.PeekKind() != '}' {
@@ -214,10 +211,15 @@ func (w *Watcher) readEvent() (typ string, object []byte, err error) {
 	if !seen {
 		return typ, nil, nil // decoding nothing is the caller's error
 	}
-	if len(w.obj) > maxKeptEventBytes {
-		w.dec.renew() // nor the decoder's buffer, which held it whole
+	object = w.obj
+	if cap(object) > maxKeptEventBytes {
+		// One large object is not kept for the stream's life, nor the
+		// decoder's buffer that held it whole; the caller has it until
+		// the next call.
+		w.obj = nil
+		w.dec.renew()
 	}
-	return typ, w.obj, nil
+	return typ, object, nil
 }
 
 // ResourceVersion returns the version of the last object or bookmark the
