@@ -113,6 +113,9 @@ func (s *server) identify(w http.ResponseWriter, r *http.Request) (*http.Request
 	}
 	switch {
 	case errors.Is(err, auth.ErrUnauthenticated):
+		// No body of an unauthenticated request is read: the answer
+		// goes at once, and the connection with it.
+		refuseUnreadBody(w, r)
 		if !s.authLimiter.Allow(clientIP(r)) {
 			writeTooMany(w)
 			return r, false

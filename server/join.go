@@ -103,6 +103,7 @@ func decodeSmall(w http.ResponseWriter, r *http.Request, v any) *api.StatusError
 // credentials are never logged.
 func (s *server) join(w http.ResponseWriter, r *http.Request) {
 	if !s.joinLimiter.Allow(clientIP(r)) {
+		refuseUnreadBody(w, r)
 		writeTooMany(w)
 		return
 	}

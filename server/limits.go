@@ -181,12 +181,34 @@ func (l *inFlight) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if !acquireSlot(r.Context(), slots, wait, l.clk) {
 		w.Header().Set("Retry-After", strconv.Itoa(inFlightRetryAfter))
+		refuseUnreadBody(w, r)
 		writeStatus(w, api.NewStatusError(http.StatusTooManyRequests, api.StatusReasonTooManyRequests,
 			"too many requests in flight; retry after %d second(s)", inFlightRetryAfter))
 		return
 	}
 	defer func() { <-slots }()
 	l.next.ServeHTTP(w, r)
+}
+
+// refuseUnreadBody makes a refusal of an HTTP/1.x request whose body has
+// not been read close the connection after the answer, without waiting
+// for that body. Without it, net/http reads the rest of the body (up to
+// 256 KiB) before it writes the answer and again when the request ends.
+// A refusal for want of a slot comes before limitBodyRead's deadline, so
+// a client that declared a body and never sent it held its connection and
+// a goroutine, unanswered, for as long as it liked; an unauthenticated one
+// held them for the body deadline (a minute). The read deadline ends those
+// reads at once. The refusals that call it: no slot (limitInFlight), no
+// valid token, too many attempts (authentication, join). Over HTTP/2 the unread body costs nothing (the stream is reset),
+// and a "Connection: close" there would end every stream of the
+// connection, so it is left alone.
+func refuseUnreadBody(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor != 1 || r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	// An error means the connection is gone: nothing left to wait for.
+	http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 // beatQueueWait is how long a heartbeat waits for a slot: half of a
