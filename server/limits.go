@@ -199,11 +199,13 @@ func (l *inFlight) serve(w http.ResponseWriter, r *http.Request) {
 // a goroutine, unanswered, for as long as it liked; an unauthenticated one
 // held them for the body deadline (a minute). The read deadline ends those
 // reads at once. The refusals that call it: no slot (limitInFlight), no
-// valid token, too many attempts (authentication, join). Over HTTP/2 the unread body costs nothing (the stream is reset),
-// and a "Connection: close" there would end every stream of the
-// connection, so it is left alone.
+// valid token, too many attempts (authentication, join). Over HTTP/2 the
+// unread body costs nothing (the stream is reset), and a "Connection:
+// close" there would end every stream of the connection, so it is left
+// alone. A server request without a body has ContentLength 0; a chunked
+// one has -1.
 func refuseUnreadBody(w http.ResponseWriter, r *http.Request) {
-	if r.ProtoMajor != 1 || r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+	if r.ProtoMajor != 1 || r.ContentLength == 0 {
 		return
 	}
 	w.Header().Set("Connection", "close")

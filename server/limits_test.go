@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -153,7 +154,7 @@ func (s *slowRequest) answer(t *testing.T, d time.Duration) *http.Response {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	resp.Body = io.NopCloser(strings.NewReader(string(b)))
+	resp.Body = io.NopCloser(bytes.NewReader(b)) // read whole, under the deadline
 	return resp
 }
 
