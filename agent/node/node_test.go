@@ -301,6 +301,22 @@ func TestRegistrarSendsLightHeartbeatsWhenNothingChanged(t *testing.T) {
 		}
 		return *u.LastHeartbeat
 	}
+	// The server's IPAM controller writes the new Node's pod CIDR on its
+	// own: wait for that write, or it may land between rv0 and the beat.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		obj, err := admin.Get(ctx, nodes, "", "edge-l")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj.(*api.Node).Spec.PodCIDR != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server gave edge-l no pod CIDR in 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	rv0, beat0 := rv(), lastBeat()
 	clk.Advance(10 * time.Second)
 	if err := r.SyncOnce(ctx); err != nil {
