@@ -95,7 +95,7 @@ func TestUpdateBatchSameObjectTwice(t *testing.T) {
 // alone with ErrExists; the others get their revisions and are stored.
 func TestCreateBatchPerObject(t *testing.T) {
 	storagetest.ForEachBackend(t, func(t *testing.T, b storagetest.Backend) {
-		s := b.Open(t, storage.Options{MaxBatch: 3})
+		s := b.Open(t, storage.Options{MaxBatch: 2, MaxBatchTxn: 3})
 		ctx := context.Background()
 		if err := s.Create(ctx, storagetest.Pod("default", "taken", nil)); err != nil {
 			t.Fatal(err)
@@ -113,9 +113,10 @@ func TestCreateBatchPerObject(t *testing.T) {
 				t.Errorf("CreateBatch[%d] (%s) = %v; want ErrExists: %v", i, names[i], err, wantExists)
 			}
 		}
-		// Five objects over MaxBatch 3: two transactions.
+		// Five objects over MaxBatchTxn 3: two transactions (not three,
+		// as MaxBatch 2 would make).
 		if got := s.Stats().Commits - commits; got != 2 {
-			t.Errorf("commits for 5 creates at MaxBatch 3 = %d; want 2", got)
+			t.Errorf("commits for 5 creates at MaxBatchTxn 3 = %d; want 2", got)
 		}
 		for i, n := range []string{"a", "b", "c"} {
 			o, err := s.Get(ctx, "pods", "default", n)

@@ -14,8 +14,13 @@ import (
 const compactChunk = 10000
 
 // vacuumChunk is how many free pages one incremental_vacuum returns to the
-// file system per writer task.
-const vacuumChunk = 4096
+// file system per writer task. Every write waits for the task, and the
+// API's in-flight slots fill with writes that wait: with a fleet of
+// 10,000 agents on a busy 2-core server, 4,096 pages (16 MiB) held the
+// writer for 0.7-1.0 s, and the agents' lightweight heartbeats, which
+// need no write, queued behind the waiting writes for a slot (hundreds
+// over 100 ms in that second). 512 pages hold it about an eighth as long.
+const vacuumChunk = 512
 
 // Compact removes change-log entries that are both older than
 // CompactMinAge (by the Clock) and not among the newest

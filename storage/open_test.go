@@ -199,6 +199,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative revisions", storage.Options{Path: "x", CompactMinRevisions: -1}, false},
 		{"negative age", storage.Options{Path: "x", CompactMinAge: -1}, false},
 		{"huge batch", storage.Options{Path: "x", MaxBatch: 1 << 20}, false},
+		{"huge batch transaction", storage.Options{Path: "x", MaxBatchTxn: 1 << 20}, false},
+		{"negative batch transaction", storage.Options{Path: "x", MaxBatchTxn: -1}, false},
 		{"negative buffer", storage.Options{Path: "x", WatchBuffer: -1}, false},
 		{"negative conns", storage.Options{Path: "x", ReadConns: -1}, false},
 		{"loops disabled", storage.Options{Path: "x", CompactInterval: -1, CheckpointInterval: -1, WatchCacheSize: -1}, true},

@@ -55,9 +55,10 @@ func (s *Scheduler) binder(ctx context.Context) {
 }
 
 // bindBatchMax is the most binds written by one UpdateBatch: one
-// transaction at the store's default MaxBatch, so the pod informer, which
-// may wait for a batch's outcome (selfBinds.match), waits for one commit.
-const bindBatchMax = storage.DefaultMaxBatch
+// transaction at the store's default MaxBatchTxn, so the pod informer,
+// which may wait for a batch's outcome (selfBinds.match), waits for one
+// commit.
+const bindBatchMax = storage.DefaultMaxBatchTxn
 
 // bind writes reqs with one UpdateBatch and reports the results to the
 // loop. objs is scratch space, returned for reuse.
