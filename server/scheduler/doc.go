@@ -32,7 +32,7 @@
 //
 // Effects sit behind the loop: the pod is assumed in the cache, then bound
 // asynchronously (bind.go) by binders that write every bind ready at that
-// moment to the store, 256 per storage.Store.UpdateBatch (one
+// moment to the store, 1,024 per storage.Store.UpdateBatch (one
 // transaction), each with a resourceVersion precondition. The watch confirms the assumption; a
 // failed bind forgets it and re-queues the pod. Events and status writes
 // go through a bounded asynchronous queue so they never slow a cycle; the
