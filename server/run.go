@@ -234,7 +234,7 @@ func (s *server) setup(ctx context.Context) error {
 		return err
 	}
 	s.measured = usage.NewMeasured(0)
-	s.usage, err = usage.New(usage.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "usage")})
+	s.usage, err = usage.New(usage.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "usage"), Phase: usage.DefaultInterval / 2})
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,14 @@ type Config struct {
 	Interval time.Duration
 	// Keep is how many samples are kept per node; default DefaultKeep.
 	Keep int
+	// Phase delays every sample after the first by this much, in
+	// [0, Interval): samples at the start, then Phase+Interval after it,
+	// and every Interval on. A sample scans every node and pod in the
+	// store; the server sets half an interval, so that its samples fall
+	// between the store's once-a-minute maintenance rather than on it
+	// (both tick a minute from the start: together, with a collection,
+	// they made a fleet's heartbeats slow for a second every minute).
+	Phase time.Duration
 }
 
 // Recorder samples every node periodically and keeps the latest Keep
@@ -57,6 +65,7 @@ type Recorder struct {
 	clk      clock.Clock
 	log      *slog.Logger
 	interval time.Duration
+	phase    time.Duration
 	keep     int
 
 	mu sync.RWMutex
@@ -84,9 +93,12 @@ func New(cfg Config) (*Recorder, error) {
 	if cfg.Interval < 0 || cfg.Keep < 0 {
 		return nil, fmt.Errorf("usage: interval and keep must not be negative")
 	}
-	r := &Recorder{store: cfg.Store, clk: clock.Or(cfg.Clock), log: cfg.Logger, interval: cfg.Interval, keep: cfg.Keep, series: map[string]*series{}}
+	r := &Recorder{store: cfg.Store, clk: clock.Or(cfg.Clock), log: cfg.Logger, interval: cfg.Interval, phase: cfg.Phase, keep: cfg.Keep, series: map[string]*series{}}
 	if r.interval == 0 {
 		r.interval = DefaultInterval
+	}
+	if r.phase < 0 || r.phase >= r.interval {
+		return nil, fmt.Errorf("usage: phase %v is outside [0, interval %v)", r.phase, r.interval)
 	}
 	if r.keep == 0 {
 		r.keep = DefaultKeep
@@ -100,17 +112,23 @@ func New(cfg Config) (*Recorder, error) {
 // Interval returns the time between samples.
 func (r *Recorder) Interval() time.Duration { return r.interval }
 
-// Run samples at once and then every interval until ctx ends. A failed
-// sample is logged and retried at the next tick. It returns ctx's error.
+// Run samples at once, then Phase+Interval later and every Interval
+// on, until ctx ends. A failed sample is logged and retried at the next
+// tick; a tick missed while a sample ran is skipped. It returns ctx's
+// error.
 func (r *Recorder) Run(ctx context.Context) error {
-	t := r.clk.NewTicker(r.interval)
-	defer t.Stop()
+	next := r.clk.Now().Add(r.phase)
 	for {
 		if err := r.SampleNow(ctx); err != nil && ctx.Err() == nil {
 			r.log.Warn("usage sample failed", "err", err)
 		}
+		now := r.clk.Now()
+		for next = next.Add(r.interval); !next.After(now); next = next.Add(r.interval) {
+		}
+		t := r.clk.NewTimer(next.Sub(now))
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return ctx.Err()
 		case <-t.C():
 		}

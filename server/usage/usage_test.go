@@ -223,8 +223,51 @@ func TestRunSamplesAtStartAndEveryInterval(t *testing.T) {
 	}
 }
 
+// TestRunPhaseDelaysTheTicks: with a Phase, the first sample is at the
+// start, the next Phase+Interval after it, then every Interval (a
+// server's samples fall between its store's once-a-minute maintenance).
+// Run waits on one timer at a time, so a timer that fired is gone from
+// the clock at once: the test sees whether a sample fell due.
+func TestRunPhaseDelaysTheTicks(t *testing.T) {
+	clk := clock.NewFake(t0)
+	st := &fakeStore{sampled: make(chan struct{})}
+	st.set(node("a", "1", "1Gi", api.ConditionTrue))
+	r, err := New(Config{Store: st, Clock: clk, Interval: time.Minute, Phase: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Buffered: a sample at a wrong time must not block Run, which the
+	// test waits for at its end.
+	st.sampled = make(chan struct{}, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	wait := func() {
+		t.Helper()
+		select {
+		case <-st.sampled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no sample within 10s")
+		}
+	}
+	wait() // at start
+	for _, due := range []time.Duration{90 * time.Second, 150 * time.Second} {
+		clk.BlockUntil(1)
+		clk.Set(t0.Add(due - time.Second))
+		if n := clk.Waiters(); n != 1 {
+			t.Fatalf("a sample fell due before +%v", due-time.Second)
+		}
+		clk.Advance(time.Second)
+		if n := clk.Waiters(); n != 0 {
+			t.Fatalf("no sample fell due at +%v", due)
+		}
+		wait()
+	}
+}
+
 func TestNewRejectsBadConfig(t *testing.T) {
-	for _, c := range []Config{{}, {Store: &fakeStore{}, Interval: -1}, {Store: &fakeStore{}, Keep: -1}} {
+	for _, c := range []Config{{}, {Store: &fakeStore{}, Interval: -1}, {Store: &fakeStore{}, Keep: -1}, {Store: &fakeStore{}, Phase: -1}, {Store: &fakeStore{}, Phase: DefaultInterval}} {
 		if _, err := New(c); err == nil {
 			t.Errorf("New(%+v) succeeded; want an error", c)
 		}

@@ -338,9 +338,9 @@ func TestDashboardInRealBrowser(t *testing.T) {
 	p.do("see pod web-1 appear", chromedp.WaitVisible(chromedp.CSS(`a[href="#/pods/default/web-1"]`)))
 	p.screenshot("02-workloads")
 
-	// Two usage samples a minute apart on the server's clock, for the
-	// node page's chart. The sampler runs on its own goroutine: step the
-	// clock until it has caught up.
+	// Two usage samples on the server's clock (a minute and a half apart:
+	// the sampler's phase), for the node page's chart. The sampler runs
+	// on its own goroutine: step the clock until it has caught up.
 	var usage server.NodeUsage
 	for deadline := time.Now().Add(20 * time.Second); len(usage.Samples) < 2; {
 		if time.Now().After(deadline) {
