@@ -157,6 +157,22 @@ func TestWatcherWritesCheckpointOnlyWhenChangedRealServer(t *testing.T) {
 			return false
 		}
 	}
+	// The server's EndpointSlice controller gives "a" an empty slice on
+	// its own, after the Service: a sync that brings it is a change.
+	hasSlice := func(name string) func() bool {
+		return func() bool {
+			s := last.Load()
+			if s == nil {
+				return false
+			}
+			for _, sl := range s.Slices {
+				if sl.Labels[api.LabelServiceName] == name {
+					return true
+				}
+			}
+			return false
+		}
+	}
 	c := srv.NodeClient("n1")
 	var lw *countingLW
 	run := func() (*Watcher, func()) {
@@ -183,6 +199,7 @@ func TestWatcherWritesCheckpointOnlyWhenChangedRealServer(t *testing.T) {
 	}
 	w, stop := run()
 	agenttest.Eventually(t, "service a at the sink", has("a"))
+	agenttest.Eventually(t, "service a's endpoint slice at the sink", hasSlice("a"))
 	agenttest.Eventually(t, "the lists", listed)
 	sync(w)
 	sync(w) // the one before has kept its checkpoint
