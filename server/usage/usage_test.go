@@ -190,6 +190,16 @@ func TestRecorderKeepsTheLatestSamplesAndForgetsGoneNodes(t *testing.T) {
 	}
 }
 
+// waitSampled waits for st's next sample, at most 10 s.
+func waitSampled(t *testing.T, st *fakeStore) {
+	t.Helper()
+	select {
+	case <-st.sampled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no sample within 10s")
+	}
+}
+
 func TestRunSamplesAtStartAndEveryInterval(t *testing.T) {
 	clk := clock.NewFake(t0)
 	st := &fakeStore{sampled: make(chan struct{})}
@@ -201,14 +211,7 @@ func TestRunSamplesAtStartAndEveryInterval(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
-	wait := func() {
-		t.Helper()
-		select {
-		case <-st.sampled:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no sample within 10s")
-		}
-	}
+	wait := func() { t.Helper(); waitSampled(t, st) }
 	wait() // at start
 	for range 2 {
 		clk.BlockUntil(1)
@@ -243,14 +246,7 @@ func TestRunPhaseDelaysTheTicks(t *testing.T) {
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	wait := func() {
-		t.Helper()
-		select {
-		case <-st.sampled:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no sample within 10s")
-		}
-	}
+	wait := func() { t.Helper(); waitSampled(t, st) }
 	wait() // at start
 	for _, due := range []time.Duration{90 * time.Second, 150 * time.Second} {
 		clk.BlockUntil(1)
