@@ -106,6 +106,12 @@ type server struct {
 // first.
 const hpackEncoderTableSize = 1
 
+// usagePause spreads the usage recorder's once-a-minute scan of every
+// node and pod (usage.Config.Pause): 20 ms after each 256 objects, about
+// 5 ms of a core, keeps it under a third of a core. Taken at once with
+// 10,000 nodes, it made the heartbeats of its second slow.
+const usagePause = 20 * time.Millisecond
+
 // Run starts the control plane described by cfg and serves until ctx
 // ends, then shuts down gracefully: it stops accepting connections, lets
 // requests in flight finish (ending watch streams), waits at most
@@ -234,7 +240,7 @@ func (s *server) setup(ctx context.Context) error {
 		return err
 	}
 	s.measured = usage.NewMeasured(0)
-	s.usage, err = usage.New(usage.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "usage"), Phase: usage.DefaultInterval / 2})
+	s.usage, err = usage.New(usage.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "usage"), Phase: usage.DefaultInterval / 2, Pause: usagePause})
 	if err != nil {
 		return err
 	}

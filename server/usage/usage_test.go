@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -263,7 +264,7 @@ func TestRunPhaseDelaysTheTicks(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	for _, c := range []Config{{}, {Store: &fakeStore{}, Interval: -1}, {Store: &fakeStore{}, Keep: -1}, {Store: &fakeStore{}, Phase: -1}, {Store: &fakeStore{}, Phase: DefaultInterval}} {
+	for _, c := range []Config{{}, {Store: &fakeStore{}, Interval: -1}, {Store: &fakeStore{}, Keep: -1}, {Store: &fakeStore{}, Phase: -1}, {Store: &fakeStore{}, Phase: DefaultInterval}, {Store: &fakeStore{}, Pause: -1}} {
 		if _, err := New(c); err == nil {
 			t.Errorf("New(%+v) succeeded; want an error", c)
 		}
@@ -374,4 +375,84 @@ func (s *rawStore) Scan(_ context.Context, resource string, _ storage.ListOption
 		}
 	}
 	return 1, nil
+}
+
+// TestSamplePausesBetweenChunks: with a Pause, a sample of 600 objects
+// (300 nodes, 300 pods) waits the pause on the clock after the 256th and
+// the 512th object, and records only once both have passed; a context
+// that ends during a pause ends the sample, which records nothing.
+func TestSamplePausesBetweenChunks(t *testing.T) {
+	const pause = 20 * time.Millisecond
+	clk := clock.NewFake(t0)
+	st := &fakeStore{}
+	var nodes []*api.Node
+	for i := range 300 {
+		name := fmt.Sprintf("n%03d", i)
+		nodes = append(nodes, node(name, "1", "1Gi", api.ConditionTrue))
+		st.pods = append(st.pods, pod("p"+name, name, api.PodRunning, "100m", "64Mi"))
+	}
+	st.set(nodes...)
+	r, err := New(Config{Store: st, Clock: clk, Pause: pause})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := func(ctx context.Context) chan error {
+		done := make(chan error, 1)
+		go func() { done <- r.SampleNow(ctx) }()
+		return done
+	}
+	// pausing waits until the sample waits on the clock, or fails the
+	// test when it finishes first.
+	pausing := func(done chan error) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); clk.Waiters() != 1; time.Sleep(time.Millisecond) {
+			select {
+			case err := <-done:
+				t.Fatalf("the sample ended (%v) without pausing", err)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the sample neither paused nor ended within 10s")
+			}
+		}
+	}
+	done := sample(context.Background())
+	for i := range 2 {
+		pausing(done)
+		clk.Advance(pause - time.Nanosecond)
+		if clk.Waiters() != 1 {
+			t.Fatalf("pause %d ended before %v", i+1, pause)
+		}
+		if _, ok := r.Samples("n000"); ok {
+			t.Fatalf("a sample was recorded during pause %d", i+1)
+		}
+		clk.Advance(time.Nanosecond)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sample did not end after its two pauses")
+	}
+	if ss, ok := r.Samples("n299"); !ok || len(ss) != 1 || ss[0].Pods != 1 || ss[0].CPURequestedMilli != 100 {
+		t.Errorf("after the paced sample, n299 has %+v; want one sample of 1 pod requesting 100m", ss)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done = sample(ctx)
+	pausing(done)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("a sample whose context ended in a pause returned %v; want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sample did not end with its context")
+	}
+	if ss, _ := r.Samples("n000"); len(ss) != 1 {
+		t.Errorf("the cancelled sample recorded: n000 has %d samples; want 1", len(ss))
+	}
 }
