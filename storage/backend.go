@@ -24,6 +24,9 @@ type backend interface {
 	// rebind turns a query written with ? placeholders into the
 	// database's own.
 	rebind(q string) string
+	// containsBytes is an SQL condition, with one ? placeholder, that
+	// holds when the bytes given are found in the blob column col.
+	containsBytes(col string) string
 	// readTx is the options of a read transaction that sees one
 	// consistent snapshot.
 	readTx() *sql.TxOptions

@@ -91,13 +91,17 @@ func (s *Store) scan(ctx context.Context, resource string, opts ListOptions, kee
 	if err := tx.StmtContext(ctx, s.rs.meta).QueryRowContext(ctx, metaRevision).Scan(&rev); err != nil {
 		return 0, fmt.Errorf("list %s: %w", resource, translate(err))
 	}
-	stmt := s.rs.list[b2i(ns != "")][b2i(byNode)]
+	hint := fieldHint(opts.Fields)
+	stmt := s.rs.list[b2i(ns != "")][b2i(byNode)][b2i(hint != nil)]
 	args := []any{resource}
 	if ns != "" {
 		args = append(args, ns)
 	}
 	if byNode {
 		args = append(args, node)
+	}
+	if hint != nil {
+		args = append(args, hint)
 	}
 	rows, err := tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
 	if err != nil {
@@ -144,6 +148,32 @@ func (s *Store) scan(ctx context.Context, resource string, opts ListOptions, kee
 		return 0, fmt.Errorf("list %s: %w", resource, translate(err))
 	}
 	return rev, nil
+}
+
+// fieldHint returns bytes that the stored fields of every object sel
+// matches contain, for the database to skip the rows without them before
+// their values are read: `"field":"value"` of the first of sel's
+// requirements that a field equal a value that is not empty (a field an
+// object lacks is empty) and that both are stored as they are (plain
+// JSON, as marshalStringMap and encoding/json store them alike). nil
+// when sel has none. The rows left are still matched against sel.
+//
+// Without it, the join-token sweep (type=skiff.io/join-token) read every
+// Secret of the system namespace each minute: on a fleet's server,
+// 10,000 node credentials, 12 MB of garbage.
+func fieldHint(sel fields.Selector) []byte {
+	for _, r := range sel.Requirements() {
+		if r.Operator != fields.Equals || r.Value == "" || !plainJSON(r.Field) || !plainJSON(r.Value) {
+			continue
+		}
+		b := make([]byte, 0, len(r.Field)+len(r.Value)+5)
+		b = append(b, '"')
+		b = append(b, r.Field...)
+		b = append(b, `":"`...)
+		b = append(b, r.Value...)
+		return append(b, '"')
+	}
+	return nil
 }
 
 func b2i(b bool) int {

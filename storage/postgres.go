@@ -40,6 +40,9 @@ const pgInitLock = 0x534b4946
 
 func (b *pgBackend) kind() string            { return "postgres" }
 func (b *pgBackend) rebind(q string) string  { return rebindDollar(q) }
+func (b *pgBackend) containsBytes(col string) string {
+	return "position(?::bytea in " + col + ") > 0"
+}
 func (b *pgBackend) resetAfterFailure() bool { return true }
 
 func (b *pgBackend) readTx() *sql.TxOptions {

@@ -19,18 +19,38 @@ type readStmts struct {
 	changes *sql.Stmt
 	tsAt    *sql.Stmt
 	tail    *sql.Stmt // every resource's changes, for following other servers
-	// list[ns][node]: with or without a namespace and a node constraint.
-	list [2][2]*sql.Stmt
+	// list[ns][node][hint]: with or without a namespace, a node
+	// constraint and a field hint (fieldHint).
+	list [2][2][2]*sql.Stmt
 }
 
 const listColumns = `SELECT labels, fields, value FROM objects `
 
-func prepareReads(ctx context.Context, db *sql.DB, rebind func(string) string) (*readStmts, error) {
+func prepareReads(ctx context.Context, db *sql.DB, be backend) (*readStmts, error) {
 	rs := &readStmts{}
-	for _, p := range []struct {
+	type query struct {
 		stmt **sql.Stmt
 		q    string
-	}{
+	}
+	var lists []query
+	for ns := range 2 {
+		for node := range 2 {
+			for hint := range 2 {
+				q := listColumns + `WHERE resource = ?`
+				if ns == 1 {
+					q += ` AND namespace = ?`
+				}
+				if node == 1 {
+					q += ` AND node = ? AND node <> ''`
+				}
+				if hint == 1 {
+					q += ` AND ` + be.containsBytes("fields")
+				}
+				lists = append(lists, query{&rs.list[ns][node][hint], q + ` ORDER BY namespace, name`})
+			}
+		}
+	}
+	for _, p := range append([]query{
 		{&rs.get, `SELECT value, rev FROM objects WHERE resource = ? AND namespace = ? AND name = ?`},
 		{&rs.node, `SELECT node FROM objects WHERE resource = ? AND namespace = ? AND name = ?`},
 		{&rs.meta, `SELECT value FROM meta WHERE key = ?`},
@@ -39,12 +59,8 @@ func prepareReads(ctx context.Context, db *sql.DB, rebind func(string) string) (
 		{&rs.tsAt, `SELECT ts FROM changes WHERE rev >= ? ORDER BY rev LIMIT 1`},
 		{&rs.tail, `SELECT rev, resource, namespace, name, type, ts, labels, fields, prev_labels, prev_fields, value
 			FROM changes WHERE rev > ? AND rev <= ? ORDER BY rev LIMIT ?`},
-		{&rs.list[0][0], listColumns + `WHERE resource = ? ORDER BY namespace, name`},
-		{&rs.list[1][0], listColumns + `WHERE resource = ? AND namespace = ? ORDER BY namespace, name`},
-		{&rs.list[0][1], listColumns + `WHERE resource = ? AND node = ? AND node <> '' ORDER BY namespace, name`},
-		{&rs.list[1][1], listColumns + `WHERE resource = ? AND namespace = ? AND node = ? AND node <> '' ORDER BY namespace, name`},
-	} {
-		st, err := db.PrepareContext(ctx, rebind(p.q))
+	}, lists...) {
+		st, err := db.PrepareContext(ctx, be.rebind(p.q))
 		if err != nil {
 			return nil, fmt.Errorf("prepare: %w", translate(err))
 		}

@@ -21,6 +21,9 @@ var _ backend = (*sqliteBackend)(nil)
 
 func (b *sqliteBackend) kind() string                { return "sqlite" }
 func (b *sqliteBackend) rebind(q string) string      { return q }
+func (b *sqliteBackend) containsBytes(col string) string {
+	return "instr(" + col + ", ?) > 0"
+}
 func (b *sqliteBackend) readTx() *sql.TxOptions      { return nil }
 func (b *sqliteBackend) resetAfterFailure() bool     { return false }
 func (b *sqliteBackend) run(context.Context, *Store) {}

@@ -170,7 +170,7 @@ func (s *Store) open(ctx context.Context) error {
 	if err := s.ensureClaims(ctx); err != nil {
 		return err
 	}
-	if s.rs, err = prepareReads(ctx, s.rdb, s.be.rebind); err != nil {
+	if s.rs, err = prepareReads(ctx, s.rdb, s.be); err != nil {
 		return err
 	}
 	s.bc = newBroadcaster(rev, s.opts.WatchCacheSize, s.opts.WatchCacheBytes)
