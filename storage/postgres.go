@@ -38,8 +38,8 @@ const pgChannel = "skiff_changes"
 // the schema, so two starting at once do not both create it.
 const pgInitLock = 0x534b4946
 
-func (b *pgBackend) kind() string            { return "postgres" }
-func (b *pgBackend) rebind(q string) string  { return rebindDollar(q) }
+func (b *pgBackend) kind() string           { return "postgres" }
+func (b *pgBackend) rebind(q string) string { return rebindDollar(q) }
 func (b *pgBackend) containsBytes(col string) string {
 	return "position(?::bytea in " + col + ") > 0"
 }

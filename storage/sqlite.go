@@ -19,8 +19,8 @@ type sqliteBackend struct {
 
 var _ backend = (*sqliteBackend)(nil)
 
-func (b *sqliteBackend) kind() string                { return "sqlite" }
-func (b *sqliteBackend) rebind(q string) string      { return q }
+func (b *sqliteBackend) kind() string           { return "sqlite" }
+func (b *sqliteBackend) rebind(q string) string { return q }
 func (b *sqliteBackend) containsBytes(col string) string {
 	return "instr(" + col + ", ?) > 0"
 }
