@@ -56,21 +56,23 @@ func TestFieldHintSkipsRowsInTheDatabase(t *testing.T) {
 }
 
 func TestFieldHint(t *testing.T) {
-	for _, tt := range []struct{ sel, want string }{
-		{"", ""},
-		{"spec.nodeName=n1", `"spec.nodeName":"n1"`},
-		{"spec.nodeName!=n1", ""},
-		{"spec.nodeName=", ""},
-		{"spec.nodeName!=n1,status.phase=Running", `"status.phase":"Running"`},
-		{"metadata.name=a<b", ""},
-		{"metadata.name=a<b,type=t", `"type":"t"`},
+	for _, tt := range []struct{ sel, skip, want string }{
+		{"", "", ""},
+		{"spec.nodeName=n1", "", `"spec.nodeName":"n1"`},
+		{"spec.nodeName!=n1", "", ""},
+		{"spec.nodeName=", "", ""},
+		{"spec.nodeName!=n1,status.phase=Running", "", `"status.phase":"Running"`},
+		{"metadata.name=a<b", "", ""},
+		{"metadata.name=a<b,type=t", "", `"type":"t"`},
+		{"spec.nodeName=n1", "spec.nodeName", ""},
+		{"spec.nodeName=n1,status.phase=Running", "spec.nodeName", `"status.phase":"Running"`},
 	} {
 		sel, err := fields.Parse(tt.sel)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := string(fieldHint(sel)); got != tt.want {
-			t.Errorf("fieldHint(%q) = %q; want %q", tt.sel, got, tt.want)
+		if got := string(fieldHint(sel, tt.skip)); got != tt.want {
+			t.Errorf("fieldHint(%q, skip %q) = %q; want %q", tt.sel, tt.skip, got, tt.want)
 		}
 	}
 }

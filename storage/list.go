@@ -91,7 +91,12 @@ func (s *Store) scan(ctx context.Context, resource string, opts ListOptions, kee
 	if err := tx.StmtContext(ctx, s.rs.meta).QueryRowContext(ctx, metaRevision).Scan(&rev); err != nil {
 		return 0, fmt.Errorf("list %s: %w", resource, translate(err))
 	}
-	hint := fieldHint(opts.Fields)
+	var hint []byte
+	if byNode {
+		hint = fieldHint(opts.Fields, "spec.nodeName") // the node column has it
+	} else {
+		hint = fieldHint(opts.Fields, "")
+	}
 	stmt := s.rs.list[b2i(ns != "")][b2i(byNode)][b2i(hint != nil)]
 	args := []any{resource}
 	if ns != "" {
@@ -156,14 +161,15 @@ func (s *Store) scan(ctx context.Context, resource string, opts ListOptions, kee
 // requirements that a field equal a value that is not empty (a field an
 // object lacks is empty) and that both are stored as they are (plain
 // JSON, as marshalStringMap and encoding/json store them alike). nil
-// when sel has none. The rows left are still matched against sel.
+// when sel has none, or only one on the field skip. The rows left are
+// still matched against sel.
 //
 // Without it, the join-token sweep (type=skiff.io/join-token) read every
 // Secret of the system namespace each minute: on a fleet's server,
 // 10,000 node credentials, 12 MB of garbage.
-func fieldHint(sel fields.Selector) []byte {
+func fieldHint(sel fields.Selector, skip string) []byte {
 	for _, r := range sel.Requirements() {
-		if r.Operator != fields.Equals || r.Value == "" || !plainJSON(r.Field) || !plainJSON(r.Value) {
+		if r.Field == skip || r.Operator != fields.Equals || r.Value == "" || !plainJSON(r.Field) || !plainJSON(r.Value) {
 			continue
 		}
 		b := make([]byte, 0, len(r.Field)+len(r.Value)+5)
