@@ -240,7 +240,7 @@ func (s *server) setup(ctx context.Context) error {
 		return err
 	}
 	s.measured = usage.NewMeasured(0)
-	s.usage, err = usage.New(usage.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "usage"), Phase: usage.DefaultInterval / 2, Pause: usagePause})
+	s.usage, err = usage.New(usage.Config{Store: st, Clock: s.clk, Logger: s.log.With("component", "usage"), Phase: usage.DefaultInterval / 2, Pause: usagePause, Source: s.usageFromScheduler})
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,7 @@ const (
 	msgNodeDeleted                    // node deleted
 	msgNodes                          // full node list after a (re)list
 	msgBound                          // a bind finished (err says how)
+	msgUsage                          // UsageNow asks for every node's figures (usage)
 )
 
 // message is one input of the scheduling loop.
@@ -67,6 +68,8 @@ type message struct {
 	dest string
 	at   time.Time
 	err  error
+	// UsageNow's answer, nil when the loop has not listed yet
+	usage chan []NodeUsage
 }
 
 // inform feeds the loop one resource ("pods" or "nodes"): a list, then a

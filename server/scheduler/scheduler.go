@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -106,6 +107,9 @@ type Scheduler struct {
 	fx    *effects
 	self  *selfBinds // binds in flight, so their watch events need no decoding
 
+	running atomic.Bool   // Run's loop is running (UsageNow)
+	exited  chan struct{} // closed when Run returns
+
 	// Owned by the loop goroutine.
 	cache       *Cache
 	queue       *Queue
@@ -152,6 +156,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cache:     NewCache(cfg.AssumeTTL),
 		queue:     NewQueue(),
 		nominated: make(map[string]string),
+		exited:    make(chan struct{}),
 	}, nil
 }
 
@@ -163,7 +168,10 @@ func (s *Scheduler) Metrics() *Metrics { return s.metrics }
 func (s *Scheduler) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	s.running.Store(true)
 	defer func() {
+		s.running.Store(false)
+		close(s.exited)
 		cancel()
 		wg.Wait()
 	}()
@@ -242,6 +250,8 @@ func (s *Scheduler) apply(ctx context.Context, m *message, now time.Time) {
 		s.nodesSynced = true
 	case msgBound:
 		s.onBound(ctx, m, now)
+	case msgUsage:
+		m.usage <- s.usage()
 	}
 }
 

@@ -456,3 +456,33 @@ func TestSamplePausesBetweenChunks(t *testing.T) {
 		t.Errorf("the cancelled sample recorded: n000 has %d samples; want 1", len(ss))
 	}
 }
+
+// TestSampleFromSource: a Source that answers makes the sample without
+// the store (whose scan would fail here); one that does not leaves the
+// sample to the store.
+func TestSampleFromSource(t *testing.T) {
+	clk := clock.NewFake(t0)
+	st := &fakeStore{err: errors.New("the store was read")}
+	answer := true
+	src := func(context.Context) ([]NodeFigures, bool) {
+		if !answer {
+			return nil, false
+		}
+		return []NodeFigures{{Name: "a", Ready: true, Pods: 3, CPURequestedMilli: 300, CPUAllocatableMilli: 2000, MemoryRequestedBytes: 1 << 20, MemoryAllocatableBytes: 1 << 30}}, true
+	}
+	r, err := New(Config{Store: st, Clock: clk, Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SampleNow(context.Background()); err != nil {
+		t.Fatalf("SampleNow with a Source that answers = %v; want nil", err)
+	}
+	want := Sample{Time: t0, Ready: true, Pods: 3, CPURequestedMilli: 300, CPUAllocatableMilli: 2000, MemoryRequestedBytes: 1 << 20, MemoryAllocatableBytes: 1 << 30}
+	if ss, ok := r.Samples("a"); !ok || len(ss) != 1 || ss[0] != want {
+		t.Errorf("Samples(a) = %+v; want [%+v]", ss, want)
+	}
+	answer = false
+	if err := r.SampleNow(context.Background()); !errors.Is(err, st.err) {
+		t.Errorf("SampleNow with a Source that does not answer = %v; want the store's error", err)
+	}
+}
