@@ -284,6 +284,11 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, rt route) {
 		return
 	}
 	out, err := s.applyUpdate(r, rt, func(cur api.Object) (api.Object, error) {
+		if n, ok := cur.(*api.Node); ok && mt == strategicPatchType && rt.sub == "status" {
+			if next, ok := nodeConditionsPatch(n, body); ok {
+				return next, nil
+			}
+		}
 		doc, err := json.Marshal(cur)
 		if err != nil {
 			return nil, err
