@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/server/controllers"
@@ -28,7 +27,7 @@ const HeartbeatPath = "/api/v1/skiff/nodes/{name}/heartbeat"
 // sends its full conditions): a node may beat only for itself, an admin
 // for any node (simulated fleets).
 func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
-	name := chi.URLParam(r, "name")
+	name := nodeCallName(r)
 	id := identityFrom(r.Context())
 	if !id.Admin && id.Node != name {
 		writeStatus(w, forbidden(id.String()+" may send heartbeats only for its own node"))

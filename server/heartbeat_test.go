@@ -63,6 +63,11 @@ func TestLightweightHeartbeat(t *testing.T) {
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat", "", "", http.StatusUnauthorized)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/Bad_Name/heartbeat", admin, "", http.StatusBadRequest)
 	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-9/heartbeat", admin, "", http.StatusNotFound)
+	// Served without the router (nodeReports), yet answered as before:
+	// another method or a longer path is no heartbeat.
+	h.mustDo(http.MethodGet, "/api/v1/skiff/nodes/edge-1/heartbeat", cred, "", http.StatusNotFound)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes/edge-1/heartbeat/x", cred, "", http.StatusNotFound)
+	h.mustDo(http.MethodPost, "/api/v1/skiff/nodes//heartbeat", admin, "", http.StatusNotFound)
 }
 
 // TestUsageReportCountsAsHeartbeat: an agent's usage report keeps its node

@@ -40,7 +40,7 @@ const metricsPrefix = "/apis/" + api.MetricsGroupVersion
 // it is answered 205 while the Node's Ready is the controller's Unknown,
 // so that the agent sends its conditions again.
 func (s *server) postStats(w http.ResponseWriter, r *http.Request) {
-	name := chi.URLParam(r, "name")
+	name := nodeCallName(r)
 	id := identityFrom(r.Context())
 	if !id.Admin && id.Node != name {
 		writeStatus(w, forbidden(id.String()+" may report usage only for its own node"))

@@ -28,7 +28,7 @@ import (
 // around all of it.
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.recoverPanics, limitInFlight(s.cfg.MaxRequestsInFlight, s.clk), limitBodyRead(s.cfg.BodyReadTimeout))
+	r.Use(s.recoverPanics, limitInFlight(s.cfg.MaxRequestsInFlight, s.clk), limitBodyRead(s.cfg.BodyReadTimeout), s.nodeReports)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "the server could not find the requested resource"))
 	})
@@ -65,8 +65,8 @@ func (s *server) routes() http.Handler {
 		r.Post(selfSubjectReviewPath, s.serveSelfSubjectReview)
 		r.Post(selfSubjectRulesReviewPath, s.serveSelfSubjectRulesReview)
 		r.With(requireAdminFor("read node usage")).Get("/api/v1/skiff/nodes/{name}/usage", s.nodeUsage)
-		r.Post(HeartbeatPath, s.heartbeat)
-		r.Post(StatsPath, s.postStats)
+		// POST HeartbeatPath and StatsPath are served before routing
+		// (nodeReports).
 		r.With(requireAdminFor("read a node agent's metrics")).Get(NodeMetricsProxyPath, s.proxyNodeMetrics)
 		s.metricsRoutes(r)
 		r.Get(tunnel.Path, s.serveTunnel)
@@ -335,6 +335,36 @@ func (s *statusRecorder) Flush() {
 // Unwrap returns the wrapped writer for http.ResponseController.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// nodeReports serves the agents' periodic calls (isNodeReport: the
+// heartbeat and the usage report) behind the same limits as every
+// request, authenticated, without the router: half of a fleet's
+// requests are these, and routing one cost a tree walk, a path value
+// (a map) and the route's pattern (a string) for a handler known from
+// the path. Any other method goes on to the router (and is 404, as
+// before).
+func (s *server) nodeReports(next http.Handler) http.Handler {
+	beat := s.authenticate(http.HandlerFunc(s.heartbeat))
+	stats := s.authenticate(http.HandlerFunc(s.postStats))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case isNodeCall(r, "/heartbeat"):
+			beat.ServeHTTP(w, r)
+		case isNodeCall(r, "/stats"):
+			stats.ServeHTTP(w, r)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// nodeCallName is the node a node call names
+// (/api/v1/skiff/nodes/{name}/...).
+func nodeCallName(r *http.Request) string {
+	rest, _ := strings.CutPrefix(r.URL.Path, "/api/v1/skiff/nodes/")
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
 // isHeartbeat reports the lightweight heartbeat call (HeartbeatPath).
 func isHeartbeat(r *http.Request) bool { return isNodeCall(r, "/heartbeat") }
 
@@ -349,5 +379,5 @@ func isNodeReport(r *http.Request) bool {
 // isNodeCall reports a POST to /api/v1/skiff/nodes/{name}<suffix>.
 func isNodeCall(r *http.Request, suffix string) bool {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/api/v1/skiff/nodes/")
-	return ok && r.Method == http.MethodPost && strings.HasSuffix(rest, suffix) && strings.Count(rest, "/") == 1
+	return ok && r.Method == http.MethodPost && strings.HasSuffix(rest, suffix) && strings.Count(rest, "/") == 1 && rest[0] != '/'
 }
