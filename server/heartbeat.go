@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/server/controllers"
 	"github.com/skiffhq/skiff/storage"
