@@ -91,12 +91,11 @@ func (s *Store) scan(ctx context.Context, resource string, opts ListOptions, kee
 	if err := tx.StmtContext(ctx, s.rs.meta).QueryRowContext(ctx, metaRevision).Scan(&rev); err != nil {
 		return 0, fmt.Errorf("list %s: %w", resource, translate(err))
 	}
-	var hint []byte
+	skip := ""
 	if byNode {
-		hint = fieldHint(opts.Fields, "spec.nodeName") // the node column has it
-	} else {
-		hint = fieldHint(opts.Fields, "")
+		skip = "spec.nodeName" // the node column has it
 	}
+	hint := fieldHint(opts.Fields, skip)
 	stmt := s.rs.list[b2i(ns != "")][b2i(byNode)][b2i(hint != nil)]
 	args := []any{resource}
 	if ns != "" {

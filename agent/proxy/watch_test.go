@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -143,35 +144,25 @@ func TestWatcherWritesCheckpointOnlyWhenChangedRealServer(t *testing.T) {
 		applied.Add(1)
 		return nil
 	})
-	has := func(name string) func() bool {
+	// seen waits for the last snapshot to hold something match says is
+	// name's.
+	seen := func(name string, match func(*Snapshot, string) bool) func() bool {
 		return func() bool {
 			s := last.Load()
-			if s == nil {
-				return false
-			}
-			for _, v := range s.Services {
-				if v.Name == name {
-					return true
-				}
-			}
-			return false
+			return s != nil && match(s, name)
 		}
+	}
+	has := func(name string) func() bool {
+		return seen(name, func(s *Snapshot, name string) bool {
+			return slices.ContainsFunc(s.Services, func(v *api.Service) bool { return v.Name == name })
+		})
 	}
 	// The server's EndpointSlice controller gives "a" an empty slice on
 	// its own, after the Service: a sync that brings it is a change.
 	hasSlice := func(name string) func() bool {
-		return func() bool {
-			s := last.Load()
-			if s == nil {
-				return false
-			}
-			for _, sl := range s.Slices {
-				if sl.Labels[api.LabelServiceName] == name {
-					return true
-				}
-			}
-			return false
-		}
+		return seen(name, func(s *Snapshot, name string) bool {
+			return slices.ContainsFunc(s.Slices, func(sl *api.EndpointSlice) bool { return sl.Labels[api.LabelServiceName] == name })
+		})
 	}
 	c := srv.NodeClient("n1")
 	var lw *countingLW
