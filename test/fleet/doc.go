@@ -33,7 +33,10 @@
 // its collections stalls every simulated agent at once, which no fleet of
 // agent processes does. So it collects between phases
 // (Config.CollectBetween) and holds its collector inside a measured phase
-// (Config.HoldOwnGC), reporting the collections that ran in each.
+// (Config.HoldOwnGC), reporting the collections that ran in each. Before
+// the settle and steady window it holds its collector without collecting
+// first: the stall of a collection bunches the agents' heartbeats (each is
+// scheduled from the last one heard) for the minutes after it.
 //
 // stackhist/build.sh builds a measurement-only server whose pprof
 // address also lists the goroutines by where they started and the size

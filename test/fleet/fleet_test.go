@@ -1,9 +1,12 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,11 +52,25 @@ func TestFleetSmall(t *testing.T) {
 	const agents, replicas = 150, 300
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
+	var progress lockedBuffer
 	rep, err := Run(ctx, Config{Bin: skiffBin, Dir: t.TempDir(), Agents: agents, Zones: 4, StartRate: 500,
-		Window: 2 * time.Second, Pods: agents, BindRate: 500, Replicas: replicas, Restarts: 2, Timeout: 3 * time.Minute, Usage: time.Second, Full: true})
+		Window: 2 * time.Second, Pods: agents, BindRate: 500, Replicas: replicas, Restarts: 2, Timeout: 3 * time.Minute, Usage: time.Second, Full: true,
+		Settle: time.Second, CollectBetween: true, HoldOwnGC: true, HoldHeadroom: 1 << 30, Progress: &progress})
 	t.Log("\n" + rep.Summary())
 	if err != nil {
 		t.Fatal(err)
+	}
+	// No collection of the simulator's own, which stalls every simulated
+	// agent at once, precedes the settle and the steady window; one
+	// precedes the phases after.
+	out := progress.String()
+	held := strings.Index(out, "own collector held for the settle and the steady window, without a collection first")
+	window := strings.Index(out, "steady 2s:")
+	if held < 0 || window < 0 || held > window || strings.Contains(out, "own collection before the settle") || strings.Contains(out, "own collection before the steady") {
+		t.Errorf("the simulator's collector held at %d, the steady window's report at %d; want it held first, without a collection, in\n%s", held, window, out)
+	}
+	if !strings.Contains(out, "own collection before the Deployment") {
+		t.Errorf("no collection of the simulator's own before the Deployment in\n%s", out)
 	}
 	if rep.Replicas != replicas || rep.Pods != agents || len(rep.Restarts) != 2 {
 		t.Fatalf("report %+v; want every phase run", rep)
@@ -89,6 +106,25 @@ func TestFleetSmall(t *testing.T) {
 	if rep.NodeSets < agents || rep.Snapshots < agents {
 		t.Errorf("the agents' sinks got %d node sets and %d service snapshots; want at least one each per agent", rep.NodeSets, rep.Snapshots)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer for the run's progress lines, which
+// come from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // TestAgentRunningStatus: the simulated kubelet reports every container

@@ -46,7 +46,7 @@ func run() error {
 	flag.BoolVar(&cfg.Full, "full", true, "each agent also holds the real agent's Node, Service and EndpointSlice watches and its tunnel (false: its pod watch and heartbeats only, as before 2026-12-03)")
 	flag.BoolVar(&cfg.PeerSets, "peer-sets", false, "with -full, each agent keeps the peer set as the real agent does (network.PeerWatcher): O(agents²) memory in this one process, 1 GB at 2,500 agents (false: it reads the feed and keeps only where to resume)")
 	flag.BoolVar(&cfg.HoldOwnGC, "hold-gc", true, "after the collection before a measured phase, keep the simulator's collector from running in it unless its memory grows by 6 GiB (false: it paces itself, as before 2026-12-05)")
-	flag.BoolVar(&cfg.CollectBetween, "collect-between", true, "run the simulator's own collector to completion before each measured phase, not inside one (false: as before 2026-12-01)")
+	flag.BoolVar(&cfg.CollectBetween, "collect-between", true, "run the simulator's own collector to completion before each measured phase after the steady window, and hold it inside each phase from the settle on (false: as before 2026-12-01)")
 	flag.DurationVar(&cfg.Settle, "settle", 0, "how long the fleet runs after the join before the steady window")
 	restart := flag.Bool("restart", true, "restart the server and time the fleet's return (false: no restart, whatever -restarts says)")
 	flag.IntVar(&cfg.Restarts, "restarts", 1, "how many times to restart the server, timing the fleet's return each time")
