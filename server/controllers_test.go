@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/internal/testenv"
 )
 
 // fleet plays simulated nodes against a real server, through the API
@@ -121,7 +122,7 @@ func (f *fleet) count(kind, name string) fleetCounts {
 // deadline: the controllers run on their own goroutines).
 func (f *fleet) until(what string, live []string, ok func() bool) {
 	f.h.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testenv.Bound(30 * time.Second))
 	for !ok() {
 		if time.Now().After(deadline) {
 			f.h.t.Fatalf("timed out waiting for %s", what)

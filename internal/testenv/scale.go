@@ -8,8 +8,9 @@ import (
 
 // ScaleEnv names the environment variable that multiplies the real-time
 // bounds of integration tests (Bound). make test-vm sets it inside its
-// emulated VM, where everything runs several times slower than on the
-// host.
+// emulated VM, and scripts/test-arm (3 unless set) for the binaries it
+// runs under qemu-user beside each other, where everything runs several
+// times slower than on the host.
 const ScaleEnv = "SKIFF_TEST_TIMEOUT_SCALE"
 
 // Bound returns d, a test's upper bound on real time (how long to wait
