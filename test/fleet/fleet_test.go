@@ -1,18 +1,17 @@
 package fleet
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	agentusage "github.com/skiffhq/skiff/agent/usage"
 	"github.com/skiffhq/skiff/api"
 	"github.com/skiffhq/skiff/internal/clock"
+	"github.com/skiffhq/skiff/internal/testenv"
 	serverusage "github.com/skiffhq/skiff/server/usage"
 )
 
@@ -52,7 +51,7 @@ func TestFleetSmall(t *testing.T) {
 	const agents, replicas = 150, 300
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	var progress lockedBuffer
+	var progress testenv.SyncBuffer
 	rep, err := Run(ctx, Config{Bin: skiffBin, Dir: t.TempDir(), Agents: agents, Zones: 4, StartRate: 500,
 		Window: 2 * time.Second, Pods: agents, BindRate: 500, Replicas: replicas, Restarts: 2, Timeout: 3 * time.Minute, Usage: time.Second, Full: true,
 		Settle: time.Second, CollectBetween: true, HoldOwnGC: true, HoldHeadroom: 1 << 30, Progress: &progress})
@@ -106,25 +105,6 @@ func TestFleetSmall(t *testing.T) {
 	if rep.NodeSets < agents || rep.Snapshots < agents {
 		t.Errorf("the agents' sinks got %d node sets and %d service snapshots; want at least one each per agent", rep.NodeSets, rep.Snapshots)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer for the run's progress lines, which
-// come from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestAgentRunningStatus: the simulated kubelet reports every container
