@@ -269,26 +269,21 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 
 // collectOwn runs the simulator's collector to completion before phase
 // when Config.CollectBetween is set: between phases, where nothing is
-// measured. The server keeps its own collector.
-func (r *run) collectOwn(phase string) {
+// measured. The server keeps its own collector. Then it holds the
+// collector for the phase (holdOwn). With collect false it only holds it
+// (steady).
+func (r *run) collectOwn(phase string, collect bool) {
 	if !r.cfg.CollectBetween {
 		return
 	}
 	r.releaseOwn()
-	t := time.Now()
-	runtime.GC()
-	r.progress("the simulator's own collection before %s: %v", phase, time.Since(t).Round(time.Millisecond))
-	r.holdOwn(phase)
-}
-
-// holdOwnNow holds the simulator's collector for phase, as collectOwn
-// does, but without collecting first (steady).
-func (r *run) holdOwnNow(phase string) {
-	if !r.cfg.CollectBetween {
-		return
+	if collect {
+		t := time.Now()
+		runtime.GC()
+		r.progress("the simulator's own collection before %s: %v", phase, time.Since(t).Round(time.Millisecond))
+	} else {
+		r.progress("the simulator's own collector held for %s, without a collection first", phase)
 	}
-	r.releaseOwn()
-	r.progress("the simulator's own collector held for %s, without a collection first", phase)
 	r.holdOwn(phase)
 }
 
@@ -338,13 +333,13 @@ func (r *run) phases(ctx context.Context, start time.Time) error {
 		}
 	}
 	if cfg.Pods > 0 {
-		r.collectOwn("the direct binds")
+		r.collectOwn("the direct binds", true)
 		if err := r.binds(ctx); err != nil {
 			return err
 		}
 	}
 	if cfg.Replicas > 0 {
-		r.collectOwn("the Deployment")
+		r.collectOwn("the Deployment", true)
 		if err := r.deployment(ctx); err != nil {
 			return err
 		}
@@ -355,7 +350,7 @@ func (r *run) phases(ctx context.Context, start time.Time) error {
 		}
 	}
 	for n := 1; n <= cfg.Restarts; n++ {
-		r.collectOwn(fmt.Sprintf("restart %d", n))
+		r.collectOwn(fmt.Sprintf("restart %d", n), true)
 		if err := r.restart(ctx, n); err != nil {
 			return err
 		}
@@ -410,7 +405,7 @@ func (r *run) nodeMetrics(ctx context.Context) error {
 // still came 30 s after it (AE). So the simulator's collector is held
 // from the settle on as it is, its heap uncollected.
 func (r *run) steady(ctx context.Context) error {
-	r.holdOwnNow("the settle and the steady window")
+	r.collectOwn("the settle and the steady window", false)
 	if r.cfg.Settle > 0 {
 		select {
 		case <-ctx.Done():
