@@ -22,7 +22,8 @@ import (
 // agents' heap and stacks. At GOGC 100 throughout, the placement bound
 // its 10,000 pods in 10.2 s rather than 12.8 s, and the server held
 // 1,292 MiB rather than 1,013 MiB once the fleet had joined. Raised only
-// while the store writes at least Writes changes a second, the headroom
+// while the store writes at least Writes changes a second (or from when
+// a controller announces that many creates at once: Expect), the headroom
 // is spent on the burst and given back after it; a soft memory limit
 // (--memory-limit) still bounds the heap either way.
 type GCBurst struct {
@@ -57,10 +58,15 @@ type gcGovernor struct {
 
 	percent atomic.Int64 // the GOGC last set, for the metrics
 	bursts  atomic.Int64 // bursts begun
+
+	// announced holds a token once a bulk write was announced (Expect)
+	// and run has not yet started its burst.
+	announced chan struct{}
 }
 
 func newGCGovernor(cfg GCBurst, writes func() int64, set func(int) int, release func(), clk clock.Clock, log *slog.Logger) *gcGovernor {
-	g := &gcGovernor{cfg: cfg, writes: writes, set: set, release: release, clk: clk, log: log, tick: time.Second}
+	g := &gcGovernor{cfg: cfg, writes: writes, set: set, release: release, clk: clk, log: log, tick: time.Second,
+		announced: make(chan struct{}, 1)}
 	g.percent.Store(int64(cfg.Steady))
 	return g
 }
@@ -83,8 +89,27 @@ func (g *gcGovernor) run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C():
+			g.step(g.writes(), g.clk.Now())
+		case <-g.announced:
+			g.start("bulk write announced", "by", "a controller")
 		}
-		g.step(g.writes(), g.clk.Now())
+	}
+}
+
+// Expect announces n writes about to be made at once (a controller
+// creating n pods). When n alone reaches the threshold, the burst starts
+// now rather than at the next tick: at the steady GOGC the heap's next
+// collection is often less than a second of a placement's allocation
+// away, and one collection that starts before the tick marks the whole
+// heap at the steady pace (round thirty-two's S, docs/benchmarks.md).
+// The burst then ends as any does, after Calm below the threshold.
+func (g *gcGovernor) Expect(n int) {
+	if int64(n) < g.cfg.Writes {
+		return
+	}
+	select {
+	case g.announced <- struct{}{}:
+	default: // one is already waiting for run
 	}
 }
 
@@ -103,13 +128,7 @@ func (g *gcGovernor) step(writes int64, at time.Time) {
 	g.last, g.lastAt = writes, at
 	switch {
 	case rate >= float64(g.cfg.Writes):
-		g.calmSince = time.Time{}
-		if !g.burst {
-			g.burst = true
-			g.bursts.Add(1)
-			g.apply(g.cfg.Percent)
-			g.log.Info("store writing in bulk: the collector's heap may grow further", "writes_per_second", int64(rate), "gc_percent", g.cfg.Percent)
-		}
+		g.start("store writing in bulk", "writes_per_second", int64(rate))
 	case !g.burst:
 	case g.calmSince.IsZero():
 		g.calmSince = at
@@ -126,7 +145,27 @@ func (g *gcGovernor) step(writes int64, at time.Time) {
 	}
 }
 
+// start starts a burst, or keeps the one on from calming down.
+func (g *gcGovernor) start(why string, attrs ...any) {
+	g.calmSince = time.Time{}
+	if g.burst {
+		return
+	}
+	g.burst = true
+	g.bursts.Add(1)
+	g.apply(g.cfg.Percent)
+	g.log.Info(why+": the collector's heap may grow further", append(attrs, "gc_percent", g.cfg.Percent)...)
+}
+
 func (g *gcGovernor) apply(percent int) {
 	g.set(percent)
 	g.percent.Store(int64(percent))
+}
+
+// expectBulk passes a controller's announcement of n writes at once to
+// the governor, if there is one (controllers.Config.Bulk).
+func (s *server) expectBulk(n int) {
+	if s.gov != nil {
+		s.gov.Expect(n)
+	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"testing"
 	"time"
 
@@ -113,4 +114,66 @@ func TestGCBurstRunsOnTheClockAndRestoresOnExit(t *testing.T) {
 	default:
 		t.Fatal("a run ended mid-burst left the raised GOGC")
 	}
+}
+
+// TestGCBurstStartsOnAnnouncedBulk: a bulk write announced at or above
+// the threshold starts the burst at once, with no tick of the clock; a
+// smaller one changes nothing; the burst still ends after Calm without
+// writes.
+func TestGCBurstStartsOnAnnouncedBulk(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	sets := make(chan int, 4)
+	reads := make(chan struct{}, 1) // a tick was taken: run read the counter
+	read := func() int64 {
+		select {
+		case reads <- struct{}{}:
+		default: // run's first read, before the ticker
+		}
+		return 0
+	}
+	g := newGCGovernor(GCBurst{Steady: 35, Percent: 100, Writes: 1000, Calm: 10 * time.Second}, read,
+		func(p int) int { sets <- p; return 0 }, func() {}, clk, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- g.run(ctx) }()
+	clk.BlockUntil(1)
+	<-reads       // the starting count
+	g.Expect(999) // below the threshold: not even queued
+	if len(g.announced) != 0 {
+		t.Fatal("an announcement of 999 writes was queued; the threshold is 1,000")
+	}
+	g.Expect(10_000)
+	select {
+	case p := <-sets:
+		if p != 100 || g.bursts.Load() != 1 {
+			t.Fatalf("GOGC set to %d, %d bursts after 10,000 writes were announced; want 100, 1", p, g.bursts.Load())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no GOGC raise after 10,000 writes were announced, without a tick")
+	}
+	g.Expect(10_000) // during the burst: nothing more
+	// run takes the token and handles it before its next tick.
+	for deadline := time.Now().Add(10 * time.Second); len(g.announced) > 0; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatal("run did not take the second announcement")
+		}
+	}
+	for range 11 { // a tick a second, no writes: calm for Calm
+		clk.Advance(time.Second)
+		<-reads
+	}
+	select {
+	case p := <-sets:
+		if p != 35 {
+			t.Fatalf("GOGC set to %d after Calm without writes; want the steady 35", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the announced burst did not end after Calm without writes")
+	}
+	if g.bursts.Load() != 1 {
+		t.Fatalf("%d bursts; want 1 (the second announcement came during the first)", g.bursts.Load())
+	}
+	cancel()
+	<-done
 }

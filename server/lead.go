@@ -61,6 +61,7 @@ func (s *server) newControllers() error {
 		Recorder: func(component string) controllers.EventRecorder { return s.events.NewRecorder(component, "") },
 		Liveness: s.liveness.Last, NodeMonitorGrace: cfg.NodeMonitorGrace, PodEvictionTimeout: cfg.PodEvictionTimeout,
 		GCInterval: eventExpiryInterval,
+		Bulk:       s.expectBulk,
 		Sweeps: []controllers.Sweep{
 			{Name: "events", Run: s.events.Expire},
 			{Name: "join-tokens", Run: s.tokens.DeleteExpiredJoinTokens},

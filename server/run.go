@@ -85,6 +85,9 @@ type server struct {
 	adminToken string
 	// ready is set once setup is done, and cleared when shutdown starts.
 	ready atomic.Bool
+	// gov raises the collector's GOGC while the store writes in bulk;
+	// nil when Config.GCBurst is off.
+	gov *gcGovernor
 }
 
 // hpackEncoderTableSize bounds the HPACK table the server compresses its
@@ -423,9 +426,10 @@ func (s *server) serve(ctx context.Context) error {
 	})
 	if cfg.GCBurst.Percent > 0 {
 		gov := newGCGovernor(cfg.GCBurst, s.store.Writes, debug.SetGCPercent, debug.FreeOSMemory, s.clk, s.log.With("component", "gc"))
+		s.gov = gov // before the campaign: its controllers announce bulk writes to it
 		s.metrics.addWriter(func(w *promtext.Writer) {
 			w.Gauge("skiff_gc_percent", "The collector's GOGC as the server set it: the steady one, or the higher one while the store writes in bulk.", "", float64(gov.percent.Load()))
-			w.Counter("skiff_gc_bursts_total", "Times the store's writes a second reached the burst threshold and the collector's GOGC was raised.", "", float64(gov.bursts.Load()))
+			w.Counter("skiff_gc_bursts_total", "Times the store's writes a second reached the burst threshold, or a controller announced as many creates at once, and the collector's GOGC was raised.", "", float64(gov.bursts.Load()))
 		})
 		loops.Go("gc burst", gov.run)
 	}

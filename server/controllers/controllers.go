@@ -81,6 +81,10 @@ type Config struct {
 	Sweeps     []Sweep
 	// Workers is how many keys each controller reconciles at once.
 	Workers int
+	// Bulk, if set, is told before a controller creates n pods at once
+	// (a Deployment or DaemonSet of thousands), so the server can make
+	// room for the writes that follow (server.GCBurst).
+	Bulk func(n int)
 }
 
 // Validate reports every invalid field.
@@ -222,7 +226,7 @@ func New(cfg Config) (*Manager, error) {
 	in.ReplicaSets.AddIndex(indexByOwner, podsByOwner)
 	in.Jobs.AddIndex(indexByOwner, podsByOwner)
 	in.Pods.AddIndex(indexByNode, podsByNode)
-	w := podWriter{store: cfg.Store, pods: in.Pods}
+	w := podWriter{store: cfg.Store, pods: in.Pods, bulk: cfg.Bulk}
 	m := &Manager{cfg: cfg, informers: in}
 	m.Nodes = newNodeLifecycle(cfg, in, w)
 	m.Deploy = newDeploymentController(cfg, in, w)

@@ -233,6 +233,7 @@ func newPod(t *api.PodTemplateSpec, o owner, prefix string, extra, annotations m
 type podWriter struct {
 	store *storage.Store
 	pods  *Informer
+	bulk  func(n int) // Config.Bulk; nil: nobody is told
 }
 
 // maxCreateBatch bounds a slow-start batch of pod creates. A batch is one
@@ -248,8 +249,11 @@ const maxCreateBatch = 1024
 // invalid template) fails once rather than n times. A name already taken
 // is tried again with another random suffix (five tries in all). made[i]
 // is the i-th pod if it was created, else nil; created pods are put into
-// the pod informer.
+// the pod informer. Config.Bulk hears of the n creates before the first.
 func (w podWriter) createAll(ctx context.Context, n int, build func(i int) (*api.Pod, error)) (made []*api.Pod, err error) {
+	if w.bulk != nil {
+		w.bulk(n)
+	}
 	made = make([]*api.Pod, n)
 	done := 0
 	for size := 1; done < n; size = min(2*size, maxCreateBatch) {

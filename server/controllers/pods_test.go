@@ -15,11 +15,15 @@ import (
 // informer.
 func TestCreateAllSlowStart(t *testing.T) {
 	h := newHarness(t)
-	w := podWriter{store: h.store, pods: h.m.informers.Pods}
+	var told []int // Config.Bulk's calls, with the pods stored at each
+	w := podWriter{store: h.store, pods: h.m.informers.Pods, bulk: func(n int) { told = append(told, n, len(h.pods())) }}
 	var built []int
 	boom := errors.New("boom")
 	commits := h.store.Stats().Commits
 	made, err := w.createAll(h.ctx, 40, func(i int) (*api.Pod, error) {
+		if len(told) == 0 {
+			t.Fatalf("pod %d built before Config.Bulk heard of the creates", i)
+		}
 		built = append(built, i)
 		if i == 9 {
 			return nil, boom
@@ -48,6 +52,9 @@ func TestCreateAllSlowStart(t *testing.T) {
 	}
 	if n := len(h.pods()); n != 14 {
 		t.Errorf("%d pods stored; want 14", n)
+	}
+	if len(told) != 2 || told[0] != 40 || told[1] != 0 {
+		t.Errorf("Config.Bulk heard (n, pods stored then) %v; want once, of 40, before any pod: [40 0]", told)
 	}
 }
 
