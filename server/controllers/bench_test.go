@@ -46,7 +46,7 @@ func benchDeployment(b *testing.B, nodes, replicas int) (bound, avail, rollout t
 			b.Fatal(err)
 		}
 	}
-	wg := startControlPlane(ctx, b, store, log)
+	wg, _ := startControlPlane(ctx, b, store, log)
 	defer wg.Wait()
 	defer cancel()
 	agents := newSimAgents(store, log)
@@ -183,7 +183,7 @@ func (a *simAgents) run(ctx context.Context) {
 
 // startControlPlane runs the real scheduler and controllers on store
 // until ctx ends; the caller waits for the returned group after that.
-func startControlPlane(ctx context.Context, b *testing.B, store *storage.Store, log *slog.Logger) *sync.WaitGroup {
+func startControlPlane(ctx context.Context, b *testing.B, store *storage.Store, log *slog.Logger) (*sync.WaitGroup, *Manager) {
 	sched, err := scheduler.New(scheduler.Config{Store: store, Logger: log})
 	if err != nil {
 		b.Fatal(err)
@@ -195,5 +195,5 @@ func startControlPlane(ctx context.Context, b *testing.B, store *storage.Store, 
 	wg := &sync.WaitGroup{}
 	wg.Go(func() { sched.Run(ctx) })
 	wg.Go(func() { m.Run(ctx) })
-	return wg
+	return wg, m
 }

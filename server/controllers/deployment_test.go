@@ -293,3 +293,44 @@ func TestDeploymentRevisions(t *testing.T) {
 		t.Fatalf("revision after a re-applied manifest with a new template = %q; want 4", rev())
 	}
 }
+
+// TestDeploymentQueuedOnlyByCountedPodChanges: a pod's bind or a change
+// of its container statuses does not queue its Deployment (each sync
+// walks every pod of it); a change the Deployment counts (ready, labels,
+// deletion, finished) does. The pod informer hears the changes from the
+// store (Resync) and the queue is read without running the sync.
+func TestDeploymentQueuedOnlyByCountedPodChanges(t *testing.T) {
+	h := newHarness(t)
+	h.addNodes(nodes3...)
+	h.create(deployment("web", 3, "nginx:1"))
+	h.settle()
+	queued := func(what string, want bool) {
+		t.Helper()
+		if _, err := h.m.informers.Pods.Resync(h.ctx); err != nil {
+			t.Fatal(err)
+		}
+		k, ok := h.m.Deploy.queue.TryGet()
+		if ok {
+			h.m.Deploy.queue.Done(k)
+		}
+		if ok != want || ok && k != "default/web" {
+			t.Fatalf("after %s: Deployment queued %v (key %q); want %v", what, ok, k, want)
+		}
+	}
+	queued("settling", false)
+	h.bind(nodes3...)
+	queued("the binds", false)
+	p := h.pods()[0]
+	p.Status.Phase = api.PodRunning
+	p.Status.ContainerStatuses = []api.ContainerStatus{{Name: "main", RestartCount: 1}}
+	if err := h.store.Update(h.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	queued("a phase and container status change", false)
+	h.run(nodes3...)
+	queued("the pods' Ready", true)
+	h.edit("pods", "default", p.Name, func(o api.Object) { o.(*api.Pod).Labels["extra"] = "x" })
+	queued("a label", true)
+	h.edit("pods", "default", p.Name, func(o api.Object) { o.(*api.Pod).Status.Phase = api.PodSucceeded })
+	queued("the pod finishing", true)
+}

@@ -50,7 +50,7 @@ func benchSpread(b *testing.B, nodes, replicas int) {
 	log := slog.New(slog.DiscardHandler)
 	createNodes(b, store, nodes)
 	watchNodes(ctx, b, store, nodes)
-	wg := startControlPlane(ctx, b, store, log)
+	wg, m := startControlPlane(ctx, b, store, log)
 	defer wg.Wait()
 	defer cancel()
 	agents := newSimAgents(store, log)
@@ -106,6 +106,11 @@ func benchSpread(b *testing.B, nodes, replicas int) {
 	b.ReportMetric(tBound.Seconds(), "s-all-bound")
 	b.ReportMetric(tRunning.Seconds(), "s-all-running")
 	b.ReportMetric(cpu.Seconds(), "cpu-s")
+	for _, q := range m.QueueMetrics() {
+		if q.Name == "deployment" {
+			b.ReportMetric(float64(q.Work.Count), "deployment-syncs")
+		}
+	}
 
 	// Check the spread: every zone holds exactly replicas/4.
 	zoneOf := func(node string) string {
