@@ -91,7 +91,7 @@ func (g *gcGovernor) run(ctx context.Context) error {
 		case <-t.C():
 			g.step(g.writes(), g.clk.Now())
 		case <-g.announced:
-			g.start("bulk write announced", "by", "a controller")
+			g.start("bulk write announced")
 		}
 	}
 }
