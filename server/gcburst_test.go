@@ -94,14 +94,7 @@ func TestGCBurstRunsOnTheClockAndRestoresOnExit(t *testing.T) {
 	<-counter
 	counter <- writes
 	clk.Advance(time.Second)
-	select {
-	case p := <-sets:
-		if p != 100 {
-			t.Fatalf("GOGC set to %d at 10,000 writes a second; want 100", p)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no GOGC raise after a tick at 10,000 writes a second")
-	}
+	nextSet(t, sets, 100, "after a tick at 10,000 writes a second")
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Fatalf("run = %v; want context.Canceled", err)
@@ -144,13 +137,9 @@ func TestGCBurstStartsOnAnnouncedBulk(t *testing.T) {
 		t.Fatal("an announcement of 999 writes was queued; the threshold is 1,000")
 	}
 	g.Expect(10_000)
-	select {
-	case p := <-sets:
-		if p != 100 || g.bursts.Load() != 1 {
-			t.Fatalf("GOGC set to %d, %d bursts after 10,000 writes were announced; want 100, 1", p, g.bursts.Load())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no GOGC raise after 10,000 writes were announced, without a tick")
+	nextSet(t, sets, 100, "after 10,000 writes were announced, without a tick")
+	if g.bursts.Load() != 1 {
+		t.Fatalf("%d bursts after 10,000 writes were announced; want 1", g.bursts.Load())
 	}
 	g.Expect(10_000) // during the burst: nothing more
 	// run takes the token and handles it before its next tick.
@@ -163,17 +152,24 @@ func TestGCBurstStartsOnAnnouncedBulk(t *testing.T) {
 		clk.Advance(time.Second)
 		<-reads
 	}
-	select {
-	case p := <-sets:
-		if p != 35 {
-			t.Fatalf("GOGC set to %d after Calm without writes; want the steady 35", p)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the announced burst did not end after Calm without writes")
-	}
+	nextSet(t, sets, 35, "after Calm without writes (the announced burst's end)")
 	if g.bursts.Load() != 1 {
 		t.Fatalf("%d bursts; want 1 (the second announcement came during the first)", g.bursts.Load())
 	}
 	cancel()
 	<-done
+}
+
+// nextSet waits for the governor's next GOGC setting and checks it is
+// want.
+func nextSet(t *testing.T, sets <-chan int, want int, after string) {
+	t.Helper()
+	select {
+	case p := <-sets:
+		if p != want {
+			t.Fatalf("GOGC set to %d %s; want %d", p, after, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("GOGC not set %s; want %d", after, want)
+	}
 }
