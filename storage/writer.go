@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -32,6 +33,7 @@ type op struct {
 	task    func(ctx context.Context, w *writer) error
 	what    string    // names a task in the slow-writer warning ("": a task that commits, noted by commit)
 	batch   bool      // a CreateBatch or UpdateBatch task: queued in the writer's first lane
+	grouped bool      // a task whose writes go through commit: synced and answered by the logSyncer
 	queued  time.Time // when a LowPriority task was queued (submitLater), by the Store's clock
 
 	rev    int64  // the op's revision
@@ -104,9 +106,12 @@ func (s *Store) await(ctx context.Context, o *op) error {
 }
 
 // writeLoop is the writer goroutine. It takes every op queued (up to
-// MaxBatch), runs consecutive writes in one transaction with one fsync,
-// publishes the committed changes to watchers in revision order, and only
-// then answers the callers.
+// MaxBatch) and runs consecutive writes in one transaction. Once the
+// transaction is durable, its changes are published to watchers in
+// revision order, and only then are the callers answered: on SQLite by
+// the logSyncer, which syncs the log while the writer goes on with the
+// next transaction (logsync.go); on PostgreSQL, whose commit is durable,
+// by the writer.
 //
 // Batches (CreateBatch, UpdateBatch) have a lane of their own, which the
 // writer serves first. Their callers are the control
@@ -126,6 +131,10 @@ func (s *Store) await(ctx context.Context, o *op) error {
 // about them.
 func (s *Store) writeLoop() {
 	defer close(s.writerDone)
+	if s.syncer != nil {
+		go s.syncer.run()
+		defer s.syncer.stop() // before writerDone: every op is answered
+	}
 	batch := make([]*op, 0, s.opts.MaxBatch)
 	var later []*op // LowPriority tasks taken from s.later, oldest first
 	for {
@@ -291,6 +300,13 @@ func (s *Store) runTask(o *op) {
 		if o.err != nil && s.w.be.resetAfterFailure() {
 			s.w.disconnect()
 		}
+		if s.syncer != nil && !o.grouped {
+			// The task committed on the writer's connection, which
+			// does not sync: its writes are made durable here.
+			if err := s.syncer.sync(); err != nil && o.err == nil {
+				o.err = err
+			}
+		}
 	}
 	if o.what != "" {
 		s.noteSlowWrite(o.what, 1, s.clock.Now().Sub(start))
@@ -306,6 +322,15 @@ func (s *Store) commit(ops []*op) {
 	ctx, cancel := s.commitContext()
 	defer cancel()
 	start := s.clock.Now()
+	if s.syncer != nil {
+		if err := s.syncer.failure(); err != nil {
+			for _, o := range ops {
+				o.err = err
+				close(o.done)
+			}
+			return
+		}
+	}
 	s.hot.forget(ops)
 	w := s.w
 	var base, rev, ts int64
@@ -328,9 +353,15 @@ func (s *Store) commit(ops []*op) {
 	}
 	applied := s.clock.Now()
 	if err == nil && len(changes) > 0 {
+		// Raised before the commit makes the changes visible: a read
+		// that finds a key deleted waits for this revision's sync.
+		s.committedRev.Store(rev)
 		start := time.Now()
 		err = w.be.commit(ctx, w, rev, ts)
 		s.commitNanos.Add(time.Since(start).Nanoseconds())
+		if err != nil {
+			s.committedRev.Store(w.lastRev)
+		}
 	} else if err == nil {
 		err = w.rollback(ctx)
 	}
@@ -356,7 +387,20 @@ func (s *Store) commit(ops []*op) {
 		s.writes.Add(int64(len(changes)))
 		w.lastRev, w.lastTs = rev, ts
 		s.hot.remember(changes)
+		if s.syncer != nil {
+			// Published and answered once the log is synced, in
+			// order; ops is the caller's slice, which it reuses.
+			s.syncer.enqueue(synced{base: base, changes: changes, ops: slices.Clone(ops)})
+			s.noteSlowWrite("transaction", len(ops), s.clock.Now().Sub(start),
+				phase("apply", applied.Sub(start)), phase("commit", committed.Sub(applied)))
+			return
+		}
 		s.publishCommitted(base, changes)
+	} else if s.syncer != nil {
+		// Nothing written, but a conflict's current value may be a
+		// write still waiting for its sync: answered after it.
+		s.syncer.enqueue(synced{ops: slices.Clone(ops)})
+		return
 	}
 	end := s.clock.Now()
 	s.noteSlowWrite("transaction", len(ops), end.Sub(start),
