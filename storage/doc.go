@@ -39,7 +39,7 @@
 // while the writer applies the next transaction, and only then publishes
 // the changes to watchers and answers, so acknowledged writes survive
 // kill -9 and power loss; reads wait for the sync of any revision they
-// would return. One sync covers every transaction committed before it.
+// would return. The writer runs one transaction ahead of the sync.
 // On PostgreSQL the commit is durable, and the writer publishes the changes
 // in revision order, then answers. A failed commit fails the whole group
 // and leaves the revision unchanged. CreateBatch and UpdateBatch hand the

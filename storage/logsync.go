@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -20,8 +21,7 @@ import (
 // a goroutine of its own, then syncs the log (fdatasync on its own
 // descriptor of the same file) and only after that publishes the
 // transaction to watchers and answers its callers. Meanwhile the writer
-// applies the next transaction. One sync covers every transaction
-// committed before it began.
+// applies the next transaction (one: syncAhead).
 //
 // Why: on a busy server each fsync cost the writer its core. A goroutine
 // whose system call outlasts the scheduler's check comes back to the
@@ -48,9 +48,14 @@ import (
 // takes no more writes until it is opened again.
 var ErrSyncFailed = errors.New("write-ahead log sync failed")
 
-// syncQueue bounds the transactions committed and not yet synced; the
-// writer waits when the syncer falls that far behind.
-const syncQueue = 64
+// syncAhead bounds the transactions committed and not yet answered when
+// the writer begins the next: it applies one while the last is synced,
+// and waits for that sync before it begins another, so the writes queued
+// meanwhile share a transaction. Running further ahead made many small
+// transactions, each rewriting the pages every commit touches: in
+// process, 64 writers created 11,800-15,000 pods/s, against 18,500
+// with the fsync in the writer and 18,700-19,800 with this bound.
+const syncAhead = 2
 
 // slowSync is how long one sync may take before it is logged.
 const slowSync = 500 * time.Millisecond
@@ -73,6 +78,9 @@ type logSyncer struct {
 	fi     os.FileInfo
 	fsync  func(*os.File) error // fdatasync; tests replace it
 
+	pending atomic.Int64 // transactions queued and not yet answered
+	waits   atomic.Int64 // times the writer waited for its turn (awaitTurn)
+
 	mu     sync.Mutex
 	wake   chan struct{} // closed and replaced at each publish
 	failed error         // the first sync failure; guarded by mu
@@ -82,7 +90,7 @@ func newLogSyncer(s *Store, dbPath string) *logSyncer {
 	return &logSyncer{
 		s:     s,
 		path:  dbPath + "-wal",
-		queue: make(chan synced, syncQueue),
+		queue: make(chan synced, syncAhead),
 		done:  make(chan struct{}),
 		wake:  make(chan struct{}),
 		fsync: fdatasync,
@@ -91,36 +99,19 @@ func newLogSyncer(s *Store, dbPath string) *logSyncer {
 
 func fdatasync(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
 
-// run answers the transactions queued, in order, until stop.
+// run syncs and answers the transactions queued, one at a time, in
+// order, until stop.
 func (l *logSyncer) run() {
 	defer close(l.done)
-	group := make([]synced, 0, syncQueue)
-	for first := range l.queue {
-		group = append(group[:0], first)
-	fill:
-		for len(group) < cap(group) {
-			select {
-			case t, ok := <-l.queue:
-				if !ok {
-					break fill
-				}
-				group = append(group, t)
-			default:
-				break fill
-			}
-		}
+	for t := range l.queue {
 		start := time.Now()
 		err := l.sync()
 		took := time.Since(start)
 		l.s.commitNanos.Add(took.Nanoseconds())
-		l.s.syncs.Add(1)
 		if took >= slowSync {
-			l.s.log.Warn("slow write-ahead log sync: answers and watchers waited", "transactions", len(group), "took", took.Round(time.Millisecond))
+			l.s.log.Warn("slow write-ahead log sync: answers and watchers waited", "writes", len(t.changes), "took", took.Round(time.Millisecond))
 		}
-		for i := range group {
-			l.answer(group[i], err)
-			group[i] = synced{}
-		}
+		l.answer(t, err)
 	}
 }
 
@@ -136,6 +127,7 @@ func (l *logSyncer) answer(t synced, err error) {
 		}
 		close(o.done)
 	}
+	l.pending.Add(-1)
 	l.mu.Lock()
 	close(l.wake)
 	l.wake = make(chan struct{})
@@ -143,7 +135,23 @@ func (l *logSyncer) answer(t synced, err error) {
 }
 
 // enqueue hands a committed transaction to the syncer.
-func (l *logSyncer) enqueue(t synced) { l.queue <- t }
+func (l *logSyncer) enqueue(t synced) {
+	l.pending.Add(1)
+	l.queue <- t
+}
+
+// awaitTurn returns once fewer than syncAhead transactions wait for
+// their sync, or the sync has failed.
+func (l *logSyncer) awaitTurn() {
+	for l.pending.Load() >= syncAhead {
+		wake := l.signal()
+		if l.pending.Load() < syncAhead || l.failure() != nil {
+			return
+		}
+		l.waits.Add(1)
+		<-wake
+	}
+}
 
 // stop answers what is queued and returns; the writer calls it as it
 // exits, so nothing is queued after.
@@ -166,6 +174,7 @@ func (l *logSyncer) sync() error {
 	}
 	l.fileMu.Lock()
 	defer l.fileMu.Unlock()
+	l.s.syncs.Add(1)
 	err := l.syncLocked()
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrSyncFailed, err)

@@ -146,19 +146,19 @@ func TestWriteAnsweredAfterTheLogSync(t *testing.T) {
 	}
 }
 
-// TestLogSyncCoversTheTransactionsBeforeIt: while one sync runs, the
-// writer commits the next transactions, and one sync answers them all.
-func TestLogSyncCoversTheTransactionsBeforeIt(t *testing.T) {
+// TestWriterRunsOneTransactionAheadOfTheSync: while a sync runs, the
+// writer commits one more transaction, then waits for the sync before it
+// begins another.
+func TestWriterRunsOneTransactionAheadOfTheSync(t *testing.T) {
 	ctx := context.Background()
 	s := openSyncTest(t, Options{})
 	h := holdSyncs(t, s)
-	syncs0 := s.syncs.Load()
+	syncs0, commits0 := s.syncs.Load(), s.commits.Load()
 	var wg sync.WaitGroup
 	var first error
 	wg.Go(func() { first = s.Create(ctx, fixtures.ConfigMap("default", "first", nil)) })
 	h.waitEntered(t)
-	// Two batches, a transaction each (a writer task each), committed
-	// while the first sync is held.
+	// Two batches, a transaction each (a writer task each).
 	errs := make([][]error, 2)
 	for i := range errs {
 		wg.Go(func() {
@@ -169,15 +169,21 @@ func TestLogSyncCoversTheTransactionsBeforeIt(t *testing.T) {
 		})
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for len(s.syncer.queue) < len(errs) {
+	for s.syncer.waits.Load() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d transactions wait for a sync; want %d", len(s.syncer.queue), len(errs))
+			t.Fatalf("the writer never waited for a sync; %d transactions committed", s.commits.Load()-commits0)
 		}
 		time.Sleep(time.Millisecond)
 	}
-	h.release <- struct{}{} // the first
-	h.waitEntered(t)
-	h.release <- struct{}{} // one for both batches
+	if got := s.commits.Load() - commits0; got != 2 {
+		t.Errorf("%d transactions committed while the first sync was held; want 2 (one ahead)", got)
+	}
+	for i := range 3 { // the first's, then each batch's
+		h.release <- struct{}{}
+		if i < 2 {
+			h.waitEntered(t)
+		}
+	}
 	wg.Wait()
 	if first != nil {
 		t.Errorf("Create = %v", first)
@@ -189,8 +195,8 @@ func TestLogSyncCoversTheTransactionsBeforeIt(t *testing.T) {
 			}
 		}
 	}
-	if got := s.syncs.Load() - syncs0; got != 2 {
-		t.Errorf("%d syncs for three transactions; want 2", got)
+	if got := s.syncs.Load() - syncs0; got != 3 {
+		t.Errorf("%d syncs for three transactions; want 3", got)
 	}
 	if got, want := s.Revision(), s.committedRev.Load(); got != want {
 		t.Errorf("published revision %d; want %d", got, want)

@@ -13,8 +13,8 @@ type Stats struct {
 	FailedCommits int64
 	// CommitTime is the total time spent committing (fsync included).
 	CommitTime time.Duration
-	// LogSyncs counts the syncs of SQLite's write-ahead log; one sync
-	// makes every transaction committed before it durable.
+	// LogSyncs counts the syncs of SQLite's write-ahead log (by the
+	// logSyncer, a transaction each, and by writer tasks).
 	LogSyncs int64
 	// Watchers is the number of open watches.
 	Watchers int

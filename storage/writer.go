@@ -323,6 +323,7 @@ func (s *Store) commit(ops []*op) {
 	defer cancel()
 	start := s.clock.Now()
 	if s.syncer != nil {
+		s.syncer.awaitTurn()
 		if err := s.syncer.failure(); err != nil {
 			for _, o := range ops {
 				o.err = err
