@@ -56,13 +56,15 @@ test: deps
 
 # test-vm boots Debian's kernel (apt-get download linux-image-amd64 into
 # $(VM_CACHE), reused) under qemu TCG with cgroup v2 alone and runs the
-# agent's real-containerd suites inside; see test/vm and
+# agent's real-containerd suites inside, then cuts the power twice under
+# a store writing to a disk (-powercut); see test/vm and
 # docs/operations.md. VM_FLAGS=-v prints the whole console.
 VM_CACHE ?= $(HOME)/.cache/skiff-vm
 VM_FLAGS ?=
 test-vm:
-	@scripts/ensure-deps qemu-system-x86 containerd runc busybox-static iproute2 nftables curl
+	@scripts/ensure-deps qemu-system-x86 containerd runc busybox-static iproute2 nftables curl e2fsprogs
 	$(GO) run ./test/vm -cache $(VM_CACHE) $(VM_FLAGS)
+	$(GO) run ./test/vm -cache $(VM_CACHE) -powercut 2 $(VM_FLAGS)
 
 # test-arm runs the portable packages' tests as linux/arm64 and linux/arm
 # (GOARM=7) binaries under qemu-user-static, invoked explicitly (no

@@ -19,5 +19,10 @@
 // a marker is missing, or when the VM does not finish within -timeout,
 // in which case qemu is killed.
 //
+// With -powercut N it runs no suites: it gives the VM a disk and cuts its
+// power N times under storage's crash child, which writes to a store on
+// that disk, and after each cut boots again and checks every write
+// acknowledged before it (powercut.go).
+//
 // The package holds this command and its tests only; nothing imports it.
 package main

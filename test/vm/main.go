@@ -73,6 +73,9 @@ type config struct {
 	cpus     int
 	verbose  bool
 	keep     bool
+	// powercuts, when set, makes this a power-cut run of that many
+	// rounds (powercut.go) instead of the suites.
+	powercuts int
 }
 
 func main() {
@@ -93,6 +96,7 @@ func main() {
 	flag.StringVar(&cfg.cpu, "cpu", "max", "qemu's CPU model")
 	flag.BoolVar(&cfg.verbose, "v", false, "print the whole console, not only results and failures")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (initramfs, console log)")
+	flag.IntVar(&cfg.powercuts, "powercut", 0, "instead of the suites, cut the power this many times under a store writing to a disk, checking its acknowledged writes after each")
 	flag.Parse()
 	cfg.suites = strings.Split(*suites, ",")
 	wd, err := os.Getwd()
@@ -121,6 +125,9 @@ func run(ctx context.Context, cfg config) error {
 	qemu, err := exec.LookPath("qemu-system-x86_64")
 	if err != nil {
 		return fmt.Errorf("qemu-system-x86_64 is not installed (make deps installs qemu-system-x86): %w", err)
+	}
+	if cfg.powercuts > 0 {
+		return runPowerCut(ctx, cfg, qemu)
 	}
 	start := time.Now()
 	k, err := ensureKernel(cfg.cache, logf)
@@ -287,32 +294,9 @@ func addTree(t tree, src, dst string) error {
 // addSystem adds everything besides the suites: the init stages,
 // busybox and the host's programs, the kernel modules, /etc.
 func addSystem(t tree, k kernel, token string, suites []suite, cfg config) error {
-	// Merged-/usr hosts link /bin, /sbin and /lib into /usr: so does the
-	// image, else busybox's applet links under /sbin have nowhere to go.
-	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib64"} {
-		if target, err := os.Readlink(d); err == nil {
-			t.symlink(d, target)
-			t.dir(resolveLink(d, target))
-		}
-	}
-	for _, b := range hostBinaries {
-		if err := addBinary(t, b); err != nil {
-			return err
-		}
-	}
-	// /init runs before busybox installs its applets.
-	t.file("/init", 0o755, []byte(initScript))
-	if _, ok := t["/bin"]; !ok {
-		t.dir("/bin")
-	}
-	t.put("/dev/console", &entry{mode: os.ModeDevice | os.ModeCharDevice | 0o600, dev: [2]uint32{5, 1}})
 	stage2 := strings.NewReplacer("@TOKEN@", token, "@SCALE@", strconv.Itoa(cfg.scale)).Replace(stage2Script)
-	t.file("/etc/skiff-vm/stage2", 0o755, []byte(stage2))
-	t.file("/etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n"))
-	t.file("/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n"))
-	t.file("/etc/resolv.conf", 0o644, []byte("# skiff-vm: no DNS servers\n"))
-	for _, d := range []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/root", "/var/lib"} {
-		t.dir(d)
+	if err := addBase(t, hostBinaries, stage2); err != nil {
+		return err
 	}
 	var lines []string
 	for _, s := range suites {
@@ -326,13 +310,45 @@ func addSystem(t tree, k kernel, token string, suites []suite, cfg config) error
 		lines = append(lines, s.name+" "+args)
 	}
 	t.file("/etc/skiff-vm/suites", 0o644, []byte(strings.Join(lines, "\n")+"\n"))
-	return addModules(t, k)
+	return addModules(t, k, bootModules, autoModulePrefixes)
 }
 
-// addModules puts bootModules (listed in load order in
-// /etc/skiff-vm/modules) and the autoload set in the image, with the
-// module index files busybox modprobe reads.
-func addModules(t tree, k kernel) error {
+// addBase adds what every image has: the init stages (stage2 is the
+// second's script), busybox and binaries with their libraries, /etc.
+func addBase(t tree, binaries []string, stage2 string) error {
+	// Merged-/usr hosts link /bin, /sbin and /lib into /usr: so does the
+	// image, else busybox's applet links under /sbin have nowhere to go.
+	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib64"} {
+		if target, err := os.Readlink(d); err == nil {
+			t.symlink(d, target)
+			t.dir(resolveLink(d, target))
+		}
+	}
+	for _, b := range binaries {
+		if err := addBinary(t, b); err != nil {
+			return err
+		}
+	}
+	// /init runs before busybox installs its applets.
+	t.file("/init", 0o755, []byte(initScript))
+	if _, ok := t["/bin"]; !ok {
+		t.dir("/bin")
+	}
+	t.put("/dev/console", &entry{mode: os.ModeDevice | os.ModeCharDevice | 0o600, dev: [2]uint32{5, 1}})
+	t.file("/etc/skiff-vm/stage2", 0o755, []byte(stage2))
+	t.file("/etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n"))
+	t.file("/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n"))
+	t.file("/etc/resolv.conf", 0o644, []byte("# skiff-vm: no DNS servers\n"))
+	for _, d := range []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/root", "/var/lib"} {
+		t.dir(d)
+	}
+	return nil
+}
+
+// addModules puts the boot modules (listed in load order in
+// /etc/skiff-vm/modules) and the autoload set (by name prefix) in the
+// image, with the module index files busybox modprobe reads.
+func addModules(t tree, k kernel, bootModules, autoModulePrefixes []string) error {
 	f, err := os.Open(filepath.Join(k.modDir, "modules.dep"))
 	if err != nil {
 		return err

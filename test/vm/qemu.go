@@ -31,16 +31,25 @@ type bootConfig struct {
 	stall   time.Duration
 	verbose bool
 	log     string // the whole console is written here
+	// disk, when set, is a raw image the guest sees as /dev/vda. Its
+	// cache is writeback: a guest flush reaches the image file, and what
+	// the guest has not flushed is lost when the guest dies, as with a
+	// power cut.
+	disk string
 }
 
 // qemuArgs runs the VM under TCG (KVM hangs on the build hosts), with no
 // devices but the serial console on stdio.
 func qemuArgs(c bootConfig) []string {
-	return []string{
+	args := []string{
 		"-accel", "tcg,thread=multi", "-cpu", c.cpu, "-m", c.memory, "-smp", strconv.Itoa(c.cpus),
 		"-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-serial", "stdio",
 		"-no-reboot", "-kernel", c.kernel, "-initrd", c.initrd, "-append", kernelCmdline,
 	}
+	if c.disk != "" {
+		args = append(args, "-drive", "file="+c.disk+",format=raw,if=virtio,cache=writeback")
+	}
+	return args
 }
 
 // errGuestStalled is a guest that stopped printing: the whole machine,
@@ -123,6 +132,7 @@ type result struct {
 	suites []suiteResult
 	errs   []string // SKIFF-VM-ERROR lines
 	alive  string   // the last SKIFF-VM-ALIVE: uptime, then processes in D state
+	acks   []string // whole console lines "ACK ...": writes a test acknowledged
 	done   bool
 	rc     int
 	uptime float64
@@ -189,6 +199,9 @@ func (p *parser) read(r io.Reader) error {
 
 func (p *parser) line(l string) {
 	kind, rest, ok := p.marker(l)
+	if !ok && strings.HasPrefix(l, "ACK ") {
+		p.res.acks = append(p.res.acks, l)
+	}
 	if !ok {
 		if p.verbose {
 			fmt.Fprintln(p.w, l)

@@ -230,3 +230,28 @@ func TestBootVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// TestPowerCutAcks: the power-cut run counts only whole acknowledgement
+// lines, and never the console's last one, which the cut may have ended
+// midway ("r0-g3-12" cut to "r0-g3-1" still parses).
+func TestPowerCutAcks(t *testing.T) {
+	console := strings.Join([]string{
+		"ACK create r0-g1-0\r",
+		"[    3.1] EXT4-fs (vda): mounted ACK create r0-g2-0",
+		"ACK counter counter-1 r0-g1-0",
+		"ACK create r0-g1-",
+		"ACK create r0-g3-1",
+	}, "\n")
+	p := newParser("tok", false, &bytes.Buffer{})
+	if err := p.read(strings.NewReader(console)); err != nil {
+		t.Fatal(err)
+	}
+	got := wholeAcks(p.res.acks)
+	want := []string{"ACK create r0-g1-0", "ACK counter counter-1 r0-g1-0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("wholeAcks = %q; want %q", got, want)
+	}
+	if args := strings.Join(qemuArgs(bootConfig{disk: "/tmp/d.img"}), " "); !strings.Contains(args, "-drive file=/tmp/d.img,format=raw,if=virtio,cache=writeback") {
+		t.Errorf("qemu arguments %q: want the disk with a writeback cache", args)
+	}
+}
