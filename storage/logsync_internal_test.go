@@ -296,3 +296,43 @@ func TestLogSyncerSyncsTheLogFile(t *testing.T) {
 	}
 	check("after a create into the truncated log")
 }
+
+// TestConflictAnsweredAfterTheSyncBeforeIt: a write that fails its
+// precondition against a write not yet synced is answered after that
+// sync (its error says what the database holds), and needs no sync of
+// its own.
+func TestConflictAnsweredAfterTheSyncBeforeIt(t *testing.T) {
+	ctx := context.Background()
+	s := openSyncTest(t, Options{})
+	h := holdSyncs(t, s)
+	syncs0 := s.syncs.Load()
+	created := make(chan error, 1)
+	go func() { created <- s.Create(ctx, fixtures.ConfigMap("default", "a", nil)) }()
+	h.waitEntered(t)
+	stale := fixtures.ConfigMap("default", "a", map[string]string{"k": "v"})
+	stale.ResourceVersion = "999" // not the revision the create gets
+	updated := make(chan error, 1)
+	go func() { updated <- s.Update(ctx, stale) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(s.syncer.queue) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the conflicting update never reached the syncer")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-updated:
+		t.Fatalf("Update answered (%v) before the sync of the create it conflicts with", err)
+	default:
+	}
+	h.release <- struct{}{}
+	if err := <-created; err != nil {
+		t.Fatalf("Create = %v", err)
+	}
+	if err := <-updated; !errors.Is(err, ErrConflict) {
+		t.Errorf("Update with a stale revision = %v; want ErrConflict", err)
+	}
+	if got := s.syncs.Load() - syncs0; got != 1 {
+		t.Errorf("%d syncs; want 1 (the create's)", got)
+	}
+}
