@@ -336,3 +336,58 @@ func TestConflictAnsweredAfterTheSyncBeforeIt(t *testing.T) {
 		t.Errorf("%d syncs; want 1 (the create's)", got)
 	}
 }
+
+// TestLargeTransactionsDoNotWaitForTheSync: a transaction of
+// syncAheadBatch writes or more begins while the syncs before it are
+// held, and one sync answers every transaction queued when it begins.
+func TestLargeTransactionsDoNotWaitForTheSync(t *testing.T) {
+	ctx := context.Background()
+	s := openSyncTest(t, Options{})
+	h := holdSyncs(t, s)
+	syncs0, commits0 := s.syncs.Load(), s.commits.Load()
+	var wg sync.WaitGroup
+	var first error
+	wg.Go(func() { first = s.Create(ctx, fixtures.ConfigMap("default", "first", nil)) })
+	h.waitEntered(t)
+	errs := make([][]error, 3)
+	for i := range errs {
+		objs := make([]api.Object, syncAheadBatch)
+		for j := range objs {
+			objs[j] = fixtures.ConfigMap("default", fmt.Sprintf("b%d-%d", i, j), nil)
+		}
+		wg.Go(func() { errs[i] = s.CreateBatch(ctx, objs) })
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.commits.Load()-commits0 < 1+int64(len(errs)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d transactions committed while a sync was held; want %d: the large ones must not wait", s.commits.Load()-commits0, 1+len(errs))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for len(s.syncer.queue) < len(errs) { // each is queued right after its commit
+		if time.Now().After(deadline) {
+			t.Fatalf("%d transactions queued for a sync; want %d", len(s.syncer.queue), len(errs))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if w := s.syncer.waits.Load(); w != 0 {
+		t.Errorf("the writer waited %d times for a sync; want 0", w)
+	}
+	h.release <- struct{}{} // the first's
+	h.waitEntered(t)
+	h.release <- struct{}{} // one for the three
+	wg.Wait()
+	if first != nil {
+		t.Errorf("Create = %v", first)
+	}
+	for i, es := range errs {
+		for _, err := range es {
+			if err != nil {
+				t.Errorf("CreateBatch %d: %v", i, err)
+			}
+		}
+	}
+	if got := s.syncs.Load() - syncs0; got != 2 {
+		t.Errorf("%d syncs for four transactions; want 2", got)
+	}
+}

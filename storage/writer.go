@@ -323,7 +323,7 @@ func (s *Store) commit(ops []*op) {
 	defer cancel()
 	start := s.clock.Now()
 	if s.syncer != nil {
-		s.syncer.awaitTurn()
+		s.syncer.awaitTurn(len(ops))
 		if err := s.syncer.failure(); err != nil {
 			for _, o := range ops {
 				o.err = err
