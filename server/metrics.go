@@ -64,7 +64,6 @@ func newServerMetrics(st *storage.Store, live *apiserver.Liveness) *serverMetric
 		w.Counter("skiff_store_writes_total", "Objects written by committed transactions.", "", float64(s.Writes))
 		w.Counter("skiff_store_failed_commits_total", "Write transactions rolled back by a database error.", "", float64(s.FailedCommits))
 		w.Counter("skiff_store_commit_seconds_total", "Time spent committing, fsync included, in seconds.", "", s.CommitTime.Seconds())
-		w.Counter("skiff_store_log_syncs_total", "Syncs of SQLite's write-ahead log, by the store's log syncer (a transaction each) and its maintenance tasks.", "", float64(s.LogSyncs))
 		w.Counter("skiff_store_slow_writes_total", "Transactions and maintenance tasks that held the store's writer over half a second (each is logged).", "", float64(s.SlowWrites))
 		w.Counter("skiff_store_hot_reads_total", "Point reads answered from the objects the store wrote last, without a database read.", "", float64(s.HotHits))
 		w.Counter("skiff_store_cold_reads_total", "Point reads of objects not among those the store wrote last, which read the database.", "", float64(s.HotMisses))

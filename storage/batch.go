@@ -80,14 +80,14 @@ func (s *Store) writeBatch(ctx context.Context, kind opKind, objs []api.Object) 
 		var tasks []*op
 		for lo := 0; lo < len(ops); lo += s.opts.MaxBatch {
 			group := ops[lo:min(lo+s.opts.MaxBatch, len(ops))]
-			tasks = append(tasks, &op{kind: opTask, grouped: true, task: func(context.Context, *writer) error {
+			tasks = append(tasks, &op{kind: opTask, task: func(context.Context, *writer) error {
 				s.commit(group)
 				return nil
 			}})
 		}
 		err = s.submitLater(ctx, tasks)
 	} else {
-		err = s.submit(ctx, &op{kind: opTask, batch: true, grouped: true, task: func(context.Context, *writer) error {
+		err = s.submit(ctx, &op{kind: opTask, batch: true, task: func(context.Context, *writer) error {
 			for lo := 0; lo < len(ops); lo += s.opts.MaxBatchTxn {
 				s.commit(ops[lo:min(lo+s.opts.MaxBatchTxn, len(ops))])
 			}
@@ -96,14 +96,12 @@ func (s *Store) writeBatch(ctx context.Context, kind opKind, objs []api.Object) 
 	}
 	for k, o := range ops {
 		i := idx[k]
-		oerr := err
-		if oerr == nil {
-			// The tasks have committed every op; each is answered once
-			// its transaction is durable.
-			oerr = s.await(ctx, o)
+		if err != nil {
+			errs[i] = fmt.Errorf("%s %s: %w", verb, o.enc.key, err)
+			continue
 		}
-		if oerr != nil {
-			errs[i] = fmt.Errorf("%s %s: %w", verb, o.enc.key, oerr)
+		if o.err != nil {
+			errs[i] = fmt.Errorf("%s %s: %w", verb, o.enc.key, o.err)
 			continue
 		}
 		objs[i].GetObjectMeta().ResourceVersion = formatRevision(o.rev)

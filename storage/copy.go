@@ -49,7 +49,6 @@ func (s *Store) CopyFrom(ctx context.Context, src *Store) (CopyReport, error) {
 	}
 	s.pubMu.Lock()
 	s.rev.Store(rep.Revision)
-	s.committedRev.Store(rep.Revision)
 	s.raiseCompacted(rep.Compacted)
 	s.missedHooks(rep.Revision)
 	s.bc.skipTo(rep.Revision, fmt.Errorf("the store was replaced by a copy: %w", ErrTooSlow))

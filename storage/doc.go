@@ -34,13 +34,8 @@
 // GuaranteedUpdate and Delete queue an op and wait; the writer takes every
 // queued op (up to Options.MaxBatch), runs them in order in one
 // transaction (each sees the ones before it; a failed precondition fails
-// only its op) and commits. On SQLite the commit does not sync the log
-// (synchronous=NORMAL): a goroutine of its own (the logSyncer) syncs it
-// while the writer applies the next transaction, and only then publishes
-// the changes to watchers and answers, so acknowledged writes survive
-// kill -9 and power loss; reads wait for the sync of any revision they
-// would return. The writer runs one transaction ahead of the sync.
-// On PostgreSQL the commit is durable, and the writer publishes the changes
+// only its op), commits with one fsync (synchronous=FULL: acknowledged
+// writes survive kill -9 and power loss), publishes the changes to watchers
 // in revision order, then answers. A failed commit fails the whole group
 // and leaves the revision unchanged. CreateBatch and UpdateBatch hand the
 // writer many objects from one goroutine (a controller's pods, a

@@ -98,13 +98,7 @@ var writerCacheKiB, readerCacheKiB = 16384, 1024
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	if readOnly {
-		q.Add("_pragma", "synchronous(FULL)")
-	} else {
-		// The writer's commits do not sync the log: the logSyncer does,
-		// before any caller or watcher hears of them (logsync.go).
-		q.Add("_pragma", "synchronous(NORMAL)")
-	}
+	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(0)")
 	if readOnly {
 		q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", readerCacheKiB))

@@ -71,9 +71,9 @@ func (c *hotCache) get(k key) ([]byte, int64, bool) {
 }
 
 // node returns k's spec.nodeName, if k is cached.
-func (c *hotCache) node(k key) (string, int64, bool) {
+func (c *hotCache) node(k key) (string, bool) {
 	e, ok := c.lookup(k)
-	return e.node, e.rev, ok
+	return e.node, ok
 }
 
 // lookup returns k's entry and counts the hit or the miss.

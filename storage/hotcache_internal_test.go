@@ -68,7 +68,7 @@ func TestHotCacheBounds(t *testing.T) {
 	if small.len() != 12 {
 		t.Errorf("%d cached; want 12", small.len())
 	}
-	if node, _, ok := small.node(key{resource: "configmaps", namespace: "default", name: "k11"}); !ok || node != "node-k11" {
+	if node, ok := small.node(key{resource: "configmaps", namespace: "default", name: "k11"}); !ok || node != "node-k11" {
 		t.Errorf("node of k11 = %q, %v; want node-k11", node, ok)
 	}
 	noSets := hotChange("k12", Added, 13, 6)

@@ -91,11 +91,6 @@ func (s *Store) scan(ctx context.Context, resource string, opts ListOptions, kee
 	if err := tx.StmtContext(ctx, s.rs.meta).QueryRowContext(ctx, metaRevision).Scan(&rev); err != nil {
 		return 0, fmt.Errorf("list %s: %w", resource, translate(err))
 	}
-	// The snapshot may hold a transaction not yet synced; none of it is
-	// shown before it is.
-	if err := s.awaitDurable(ctx, rev); err != nil {
-		return 0, fmt.Errorf("list %s: %w", resource, err)
-	}
 	skip := ""
 	if byNode {
 		skip = "spec.nodeName" // the node column has it

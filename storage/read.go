@@ -52,7 +52,7 @@ func prepareReads(ctx context.Context, db *sql.DB, be backend) (*readStmts, erro
 	}
 	for _, p := range append([]query{
 		{&rs.get, `SELECT value, rev FROM objects WHERE resource = ? AND namespace = ? AND name = ?`},
-		{&rs.node, `SELECT node, rev FROM objects WHERE resource = ? AND namespace = ? AND name = ?`},
+		{&rs.node, `SELECT node FROM objects WHERE resource = ? AND namespace = ? AND name = ?`},
 		{&rs.meta, `SELECT value FROM meta WHERE key = ?`},
 		{&rs.changes, `SELECT rev, namespace, name, type, ts, labels, fields, prev_labels, prev_fields, value
 			FROM changes WHERE rev > ? AND rev <= ? AND resource = ? ORDER BY rev LIMIT ?`},
@@ -89,21 +89,11 @@ func (s *Store) getValue(ctx context.Context, resource, namespace, name string) 
 	}
 	defer s.endRead()
 	if value, rev, ok := s.hot.get(k); ok {
-		if err := s.awaitDurable(ctx, rev); err != nil {
-			return nil, 0, false, fmt.Errorf("get %s: %w", k, err)
-		}
 		return value, rev, true, nil
 	}
 	err = s.rs.get.QueryRowContext(s.pointCtx(ctx), resource, namespace, name).Scan(&value, &rev)
 	if errors.Is(err, sql.ErrNoRows) {
-		// Perhaps deleted by a transaction not yet synced.
-		if err := s.awaitDurable(ctx, s.committedRev.Load()); err != nil {
-			return nil, 0, false, fmt.Errorf("get %s: %w", k, err)
-		}
 		return nil, 0, false, fmt.Errorf("get %s: %w", k, ErrNotFound)
-	}
-	if err == nil {
-		err = s.awaitDurable(ctx, rev)
 	}
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("get %s: %w", k, translate(err))
@@ -153,23 +143,13 @@ func (s *Store) NodeOf(ctx context.Context, resource, namespace, name string) (s
 		return "", err
 	}
 	defer s.endRead()
-	if node, rev, ok := s.hot.node(k); ok {
-		if err := s.awaitDurable(ctx, rev); err != nil {
-			return "", fmt.Errorf("node of %s: %w", k, err)
-		}
+	if node, ok := s.hot.node(k); ok {
 		return node, nil
 	}
 	var node sql.NullString
-	var rev int64
-	err = s.rs.node.QueryRowContext(s.pointCtx(ctx), resource, namespace, name).Scan(&node, &rev)
+	err = s.rs.node.QueryRowContext(s.pointCtx(ctx), resource, namespace, name).Scan(&node)
 	if errors.Is(err, sql.ErrNoRows) {
-		if err := s.awaitDurable(ctx, s.committedRev.Load()); err != nil {
-			return "", fmt.Errorf("node of %s: %w", k, err)
-		}
 		return "", fmt.Errorf("node of %s: %w", k, ErrNotFound)
-	}
-	if err == nil {
-		err = s.awaitDurable(ctx, rev)
 	}
 	if err != nil {
 		return "", fmt.Errorf("node of %s: %w", k, translate(err))

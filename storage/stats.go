@@ -13,9 +13,6 @@ type Stats struct {
 	FailedCommits int64
 	// CommitTime is the total time spent committing (fsync included).
 	CommitTime time.Duration
-	// LogSyncs counts the syncs of SQLite's write-ahead log (by the
-	// logSyncer, a transaction each, and by writer tasks).
-	LogSyncs int64
 	// Watchers is the number of open watches.
 	Watchers int
 	// SlowWrites counts the transactions and maintenance tasks that held
@@ -39,7 +36,6 @@ func (s *Store) Stats() Stats {
 		Writes:            s.writes.Load(),
 		FailedCommits:     s.failedCommits.Load(),
 		CommitTime:        time.Duration(s.commitNanos.Load()),
-		LogSyncs:          s.syncs.Load(),
 		Watchers:          s.bc.count(),
 		ReplayReads:       s.replayReads.Load(),
 		SlowWrites:        s.slowWrites.Load(),

@@ -54,10 +54,7 @@ type Store struct {
 
 	writes        atomic.Int64 // objects written by committed transactions
 	failedCommits atomic.Int64 // transactions rolled back by an SQL error
-	commitNanos   atomic.Int64 // time spent in COMMIT and syncing the log
-	syncs         atomic.Int64 // syncs of the write-ahead log by the logSyncer and tasks
-	committedRev  atomic.Int64 // the writer's last committed revision, durable or not
-	syncer        *logSyncer   // SQLite's group commit; nil on PostgreSQL
+	commitNanos   atomic.Int64 // time spent in COMMIT (the fsync)
 	slowWrites    atomic.Int64 // transactions and tasks that held the writer over slowWrite
 
 	ops        chan *op
@@ -122,7 +119,6 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.reserve = reserve{path: path + reserveSuffix, size: opts.ReserveBytes}
 		s.be = &sqliteBackend{path: path}
 		s.hot = newHotCache(opts.HotObjects, hotObjectsBytes)
-		s.syncer = newLogSyncer(s, path)
 	}
 	s.log = opts.Logger.With("db", name)
 	s.lastChange = make(map[string]*atomic.Int64)
@@ -169,17 +165,10 @@ func (s *Store) open(ctx context.Context) error {
 		return err
 	}
 	s.rev.Store(rev)
-	s.committedRev.Store(rev)
 	s.compacted.Store(compacted)
 	s.w.lastRev, s.w.lastTs = rev, lastTs
 	if err := s.ensureClaims(ctx); err != nil {
 		return err
-	}
-	if s.syncer != nil {
-		// The schema and the claims were committed without a sync.
-		if err := s.syncer.sync(); err != nil {
-			return err
-		}
 	}
 	if s.rs, err = prepareReads(ctx, s.rdb, s.be); err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -33,7 +32,6 @@ type op struct {
 	task    func(ctx context.Context, w *writer) error
 	what    string    // names a task in the slow-writer warning ("": a task that commits, noted by commit)
 	batch   bool      // a CreateBatch or UpdateBatch task: queued in the writer's first lane
-	grouped bool      // a task whose writes go through commit: synced and answered by the logSyncer
 	queued  time.Time // when a LowPriority task was queued (submitLater), by the Store's clock
 
 	rev    int64  // the op's revision
@@ -106,12 +104,9 @@ func (s *Store) await(ctx context.Context, o *op) error {
 }
 
 // writeLoop is the writer goroutine. It takes every op queued (up to
-// MaxBatch) and runs consecutive writes in one transaction. Once the
-// transaction is durable, its changes are published to watchers in
-// revision order, and only then are the callers answered: on SQLite by
-// the logSyncer, which syncs the log while the writer goes on with the
-// next transaction (logsync.go); on PostgreSQL, whose commit is durable,
-// by the writer.
+// MaxBatch), runs consecutive writes in one transaction with one fsync,
+// publishes the committed changes to watchers in revision order, and only
+// then answers the callers.
 //
 // Batches (CreateBatch, UpdateBatch) have a lane of their own, which the
 // writer serves first. Their callers are the control
@@ -131,10 +126,6 @@ func (s *Store) await(ctx context.Context, o *op) error {
 // about them.
 func (s *Store) writeLoop() {
 	defer close(s.writerDone)
-	if s.syncer != nil {
-		go s.syncer.run()
-		defer s.syncer.stop() // before writerDone: every op is answered
-	}
 	batch := make([]*op, 0, s.opts.MaxBatch)
 	var later []*op // LowPriority tasks taken from s.later, oldest first
 	for {
@@ -300,13 +291,6 @@ func (s *Store) runTask(o *op) {
 		if o.err != nil && s.w.be.resetAfterFailure() {
 			s.w.disconnect()
 		}
-		if s.syncer != nil && !o.grouped {
-			// The task committed on the writer's connection, which
-			// does not sync: its writes are made durable here.
-			if err := s.syncer.sync(); err != nil && o.err == nil {
-				o.err = err
-			}
-		}
 	}
 	if o.what != "" {
 		s.noteSlowWrite(o.what, 1, s.clock.Now().Sub(start))
@@ -322,16 +306,6 @@ func (s *Store) commit(ops []*op) {
 	ctx, cancel := s.commitContext()
 	defer cancel()
 	start := s.clock.Now()
-	if s.syncer != nil {
-		s.syncer.awaitTurn(len(ops))
-		if err := s.syncer.failure(); err != nil {
-			for _, o := range ops {
-				o.err = err
-				close(o.done)
-			}
-			return
-		}
-	}
 	s.hot.forget(ops)
 	w := s.w
 	var base, rev, ts int64
@@ -354,15 +328,9 @@ func (s *Store) commit(ops []*op) {
 	}
 	applied := s.clock.Now()
 	if err == nil && len(changes) > 0 {
-		// Raised before the commit makes the changes visible: a read
-		// that finds a key deleted waits for this revision's sync.
-		s.committedRev.Store(rev)
 		start := time.Now()
 		err = w.be.commit(ctx, w, rev, ts)
 		s.commitNanos.Add(time.Since(start).Nanoseconds())
-		if err != nil {
-			s.committedRev.Store(w.lastRev)
-		}
 	} else if err == nil {
 		err = w.rollback(ctx)
 	}
@@ -388,20 +356,7 @@ func (s *Store) commit(ops []*op) {
 		s.writes.Add(int64(len(changes)))
 		w.lastRev, w.lastTs = rev, ts
 		s.hot.remember(changes)
-		if s.syncer != nil {
-			// Published and answered once the log is synced, in
-			// order; ops is the caller's slice, which it reuses.
-			s.syncer.enqueue(synced{base: base, changes: changes, ops: slices.Clone(ops)})
-			s.noteSlowWrite("transaction", len(ops), s.clock.Now().Sub(start),
-				phase("apply", applied.Sub(start)), phase("commit", committed.Sub(applied)))
-			return
-		}
 		s.publishCommitted(base, changes)
-	} else if s.syncer != nil {
-		// Nothing written, but a conflict's current value may be a
-		// write still waiting for its sync: answered after it.
-		s.syncer.enqueue(synced{ops: slices.Clone(ops)})
-		return
 	}
 	end := s.clock.Now()
 	s.noteSlowWrite("transaction", len(ops), end.Sub(start),

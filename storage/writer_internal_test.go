@@ -90,7 +90,7 @@ func TestSQLitePragmas(t *testing.T) {
 	}
 	defer s.Close()
 	want := map[string]string{
-		"synchronous":        "1", // NORMAL: the logSyncer syncs the log
+		"synchronous":        "2", // FULL
 		"journal_mode":       "wal",
 		"auto_vacuum":        "2", // INCREMENTAL
 		"foreign_keys":       "0",
