@@ -22,6 +22,9 @@ var initScript string
 //go:embed stage2.sh
 var stage2Script string
 
+//go:embed prelude.sh
+var preludeScript string
+
 // defaultSuites are the packages run in the VM, each with the -test.run
 // pattern that picks what differs on cgroup v2 (package=pattern; no
 // pattern runs the whole package). Together: pod start; limits in
@@ -130,19 +133,11 @@ func run(ctx context.Context, cfg config) error {
 		return runPowerCut(ctx, cfg, qemu)
 	}
 	start := time.Now()
-	k, err := ensureKernel(cfg.cache, logf)
-	if err != nil {
-		return fmt.Errorf("kernel: %w", err)
-	}
-	work, err := os.MkdirTemp("", "skiff-vm-")
+	k, work, done, err := setUp(cfg, "skiff-vm-")
 	if err != nil {
 		return err
 	}
-	if cfg.keep {
-		logf("work directory %s", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer done()
 	t := tree{}
 	suites, err := buildSuites(ctx, cfg, work, t)
 	if err != nil {
@@ -197,6 +192,22 @@ func run(ctx context.Context, cfg config) error {
 	}
 	logf("PASS: %d suites on cgroup v2 in %s (VM %s)", len(suites), time.Since(start).Round(time.Second), res.wall.Round(time.Second))
 	return nil
+}
+
+// setUp fetches the kernel and makes the work directory (named from
+// prefix), which done removes unless -keep.
+func setUp(cfg config, prefix string) (k kernel, work string, done func(), err error) {
+	if k, err = ensureKernel(cfg.cache, logf); err != nil {
+		return kernel{}, "", nil, fmt.Errorf("kernel: %w", err)
+	}
+	if work, err = os.MkdirTemp("", prefix); err != nil {
+		return kernel{}, "", nil, err
+	}
+	if cfg.keep {
+		logf("work directory %s", work)
+		return k, work, func() {}, nil
+	}
+	return k, work, func() { os.RemoveAll(work) }, nil
 }
 
 // keepConsole copies a failed boot's console log out of the work
@@ -336,6 +347,7 @@ func addBase(t tree, binaries []string, stage2 string) error {
 	}
 	t.put("/dev/console", &entry{mode: os.ModeDevice | os.ModeCharDevice | 0o600, dev: [2]uint32{5, 1}})
 	t.file("/etc/skiff-vm/stage2", 0o755, []byte(stage2))
+	t.file("/etc/skiff-vm/prelude", 0o644, []byte(preludeScript))
 	t.file("/etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n"))
 	t.file("/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n"))
 	t.file("/etc/resolv.conf", 0o644, []byte("# skiff-vm: no DNS servers\n"))

@@ -41,19 +41,11 @@ func runPowerCut(ctx context.Context, cfg config, qemu string) error {
 	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
 		return fmt.Errorf("mkfs.ext4 is not installed (e2fsprogs): %w", err)
 	}
-	k, err := ensureKernel(cfg.cache, logf)
-	if err != nil {
-		return fmt.Errorf("kernel: %w", err)
-	}
-	work, err := os.MkdirTemp("", "skiff-vm-powercut-")
+	k, work, done, err := setUp(cfg, "skiff-vm-powercut-")
 	if err != nil {
 		return err
 	}
-	if cfg.keep {
-		logf("work directory %s", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer done()
 	t := tree{}
 	bcfg := cfg
 	bcfg.suites = []string{"./storage"}

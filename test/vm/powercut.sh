@@ -3,13 +3,7 @@
 # store on it and cut the power (phase cut), or check the writes
 # acknowledged before the cut (phase verify). @TOKEN@ marks the lines
 # the harness parses; /etc/skiff-vm/phase sets PHASE, ROUND and DELAY.
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/tmp
-bb=/bin/busybox
-$bb mount -t proc proc /proc
-$bb mount -t sysfs sysfs /sys
-$bb mount -t devtmpfs devtmpfs /dev
-$bb --install -s
-exec </dev/console >/dev/console 2>&1
+. /etc/skiff-vm/prelude
 . /etc/skiff-vm/phase
 fail=0
 while read -r m; do

@@ -1,16 +1,10 @@
 #!/bin/busybox sh
 # Stage 2: the machine a cgroup v2 host gives the agent, then the suites.
 # @TOKEN@ is replaced by the harness; it marks the lines it parses.
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/tmp
 # Emulation is several times slower: the tests' real-time bounds stretch
 # (internal/testenv.Bound).
 export SKIFF_TEST_TIMEOUT_SCALE=@SCALE@
-bb=/bin/busybox
-$bb mount -t proc proc /proc
-$bb mount -t sysfs sysfs /sys
-$bb mount -t devtmpfs devtmpfs /dev
-$bb --install -s
-exec </dev/console >/dev/console 2>&1
+. /etc/skiff-vm/prelude
 mkdir -p /dev/pts /dev/shm /run /tmp /var/tmp /root /sys/fs/cgroup
 mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
 mount -t tmpfs -o mode=1777 shm /dev/shm
