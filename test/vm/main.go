@@ -306,7 +306,7 @@ func addTree(t tree, src, dst string) error {
 // busybox and the host's programs, the kernel modules, /etc.
 func addSystem(t tree, k kernel, token string, suites []suite, cfg config) error {
 	stage2 := strings.NewReplacer("@TOKEN@", token, "@SCALE@", strconv.Itoa(cfg.scale)).Replace(stage2Script)
-	if err := addBase(t, hostBinaries, stage2); err != nil {
+	if err := addBase(t, hostBinaries, stage2, token); err != nil {
 		return err
 	}
 	var lines []string
@@ -325,8 +325,9 @@ func addSystem(t tree, k kernel, token string, suites []suite, cfg config) error
 }
 
 // addBase adds what every image has: the init stages (stage2 is the
-// second's script), busybox and binaries with their libraries, /etc.
-func addBase(t tree, binaries []string, stage2 string) error {
+// second's script; the prelude it sources marks its lines with token),
+// busybox and binaries with their libraries, /etc.
+func addBase(t tree, binaries []string, stage2, token string) error {
 	// Merged-/usr hosts link /bin, /sbin and /lib into /usr: so does the
 	// image, else busybox's applet links under /sbin have nowhere to go.
 	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib64"} {
@@ -347,7 +348,7 @@ func addBase(t tree, binaries []string, stage2 string) error {
 	}
 	t.put("/dev/console", &entry{mode: os.ModeDevice | os.ModeCharDevice | 0o600, dev: [2]uint32{5, 1}})
 	t.file("/etc/skiff-vm/stage2", 0o755, []byte(stage2))
-	t.file("/etc/skiff-vm/prelude", 0o644, []byte(preludeScript))
+	t.file("/etc/skiff-vm/prelude", 0o644, []byte(strings.ReplaceAll(preludeScript, "@TOKEN@", token)))
 	t.file("/etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n"))
 	t.file("/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n"))
 	t.file("/etc/resolv.conf", 0o644, []byte("# skiff-vm: no DNS servers\n"))

@@ -5,11 +5,6 @@
 # the harness parses; /etc/skiff-vm/phase sets PHASE, ROUND and DELAY.
 . /etc/skiff-vm/prelude
 . /etc/skiff-vm/phase
-fail=0
-while read -r m; do
-  [ -n "$m" ] || continue
-  insmod "/lib/modules/$(uname -r)/$m" || { echo "SKIFF-VM-ERROR @TOKEN@ insmod $m failed"; fail=1; }
-done </etc/skiff-vm/modules
 mkdir -p /data
 if [ "$fail" = 0 ] && ! mount -t ext4 /dev/vda /data; then
   echo "SKIFF-VM-ERROR @TOKEN@ mount /dev/vda failed"

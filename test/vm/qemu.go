@@ -132,7 +132,7 @@ type result struct {
 	suites []suiteResult
 	errs   []string // SKIFF-VM-ERROR lines
 	alive  string   // the last SKIFF-VM-ALIVE: uptime, then processes in D state
-	acks   []string // whole console lines "ACK ...": writes a test acknowledged
+	acks   []string // console lines "ACK ...": writes a test acknowledged (the last may be cut off)
 	done   bool
 	rc     int
 	uptime float64

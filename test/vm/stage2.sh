@@ -16,11 +16,6 @@ mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 /sys/fs/cgroup
 hostname skiff-vm
 echo 127.0.0.1 localhost >/etc/hosts
 ip link set lo up
-fail=0
-while read -r m; do
-  [ -n "$m" ] || continue
-  insmod "/lib/modules/$(uname -r)/$m" || { echo "SKIFF-VM-ERROR @TOKEN@ insmod $m failed"; fail=1; }
-done </etc/skiff-vm/modules
 # Processes live in a leaf, as under systemd (init.scope); the agent
 # makes its --cgroup-root beside it and enables controllers from the root.
 mkdir /sys/fs/cgroup/init.scope
