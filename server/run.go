@@ -49,6 +49,7 @@ const (
 // server is one running control plane: what Run builds and serves.
 type server struct {
 	cfg         Config
+	streamBeats atomic.Uint64 // heartbeats taken on shared streams (BeatsPath)
 	log         *slog.Logger
 	clk         clock.Clock
 	store       *storage.Store
@@ -234,7 +235,7 @@ func (s *server) setup(ctx context.Context) error {
 		Virtual:      reviewResources(),
 		Events:       s.events, Liveness: s.liveness, Logs: proxy.serve, Streams: s.serveStream,
 		Services: svcAlloc, ClusterDNS: cfg.ClusterDNS,
-		Feeds: map[string]apiserver.Feed{peerfeed.Path: peerFeed{s}, tunnel.Path: tunnelFeed{s}},
+		Feeds: map[string]apiserver.Feed{peerfeed.Path: peerFeed{s}, tunnel.Path: tunnelFeed{s}, BeatsPath: beatFeed{s}},
 	})
 	if err != nil {
 		return err
@@ -250,6 +251,7 @@ func (s *server) setup(ctx context.Context) error {
 	s.metrics = newServerMetrics(st, s.liveness)
 	s.metrics.addScheduler(func() *scheduler.Metrics { return s.leaderParts().sched.Metrics() })
 	s.addTunnelMetrics()
+	s.addBeatMetrics()
 	if s.auditLog != nil {
 		s.metrics.addWriter(func(w *promtext.Writer) {
 			w.Counter("skiff_audit_entries_dropped_total", "Audit entries dropped because the audit log's buffer was full.", "", float64(s.auditLog.Dropped()))
