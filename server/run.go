@@ -110,6 +110,17 @@ type server struct {
 // first.
 const hpackEncoderTableSize = 1
 
+// maxReadFrameSize is the largest HTTP/2 frame the server reads (its
+// SETTINGS_MAX_FRAME_SIZE): HTTP/2's least, 16 KiB, where net/http's
+// default is 1 MiB. A Go client writes a request body whose length it
+// does not know through a buffer as large as a frame the server takes,
+// up to 512 KiB, held for the body's life: every agent's shared stream
+// carries its heartbeats in such a body (BeatsPath), and 10,000
+// simulated agents took 23 GB for those buffers before the simulator
+// was killed. The server's reader of a connection keeps a buffer as
+// large as the largest frame it read, too.
+const maxReadFrameSize = 16 << 10
+
 // usagePause spreads the usage recorder's once-a-minute scan of every
 // node and pod (usage.Config.Pause): 20 ms after each 256 objects, about
 // 5 ms of a core, keeps it under a third of a core. Taken at once with
@@ -370,7 +381,7 @@ func (s *server) serve(ctx context.Context) error {
 		TLSConfig:         tlsConfig.Clone(),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
-		HTTP2:             &http.HTTP2Config{MaxEncoderHeaderTableSize: hpackEncoderTableSize},
+		HTTP2:             &http.HTTP2Config{MaxEncoderHeaderTableSize: hpackEncoderTableSize, MaxReadFrameSize: maxReadFrameSize},
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		// Each connection counts what it was sent, so that its watch

@@ -257,6 +257,7 @@ func (m *WatchMux) Run(ctx context.Context) {
 			continue
 		}
 		node, beats := m.beatsWanted()
+		beats = beats && len(subs) < MaxMuxWatches // the beats are one of the server's parameters
 		progressed, err := m.stream(sctx, subs, node, beats)
 		poked := sctx.Err() != nil // a watch started, or ctx ended
 		cancel()
