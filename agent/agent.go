@@ -474,8 +474,6 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 	// The pod, Service and EndpointSlice watches, the peer feed and the
 	// tunnel's control share one stream.
 	mux := client.NewWatchMux(c, a.clk)
-	// And the heartbeats: a line each way rather than a request.
-	mux.EnableBeats(a.cfg.NodeName)
 	g.Go("watch-stream", func(ctx context.Context) error {
 		mux.Run(ctx)
 		return ctx.Err()
@@ -525,7 +523,6 @@ func (a *Agent) online(ctx context.Context, g *supervise.Group, cred node.Creden
 		// Heard from the server after a silence: the pod stream may be
 		// stuck on a connection that died without a word.
 		Recovered: src.Resync,
-		Beats:     mux,
 	})
 	a.mu.Lock()
 	a.registrar = reg

@@ -21,11 +21,10 @@ import (
 // few minutes.
 const HeartbeatPath = "/api/v1/skiff/nodes/{name}/heartbeat"
 
-// heartbeat answers POST HeartbeatPath with what beat says (204, or 205
-// when the Node's stored Ready condition is the controller's Unknown and
-// the agent is to send its full conditions): a node may beat only for
-// itself, an admin for any node (simulated fleets). Agents beat on their
-// shared stream instead where the server takes it (BeatsPath).
+// heartbeat answers POST HeartbeatPath with 204, or 205 when the Node's
+// stored Ready condition is the controller's Unknown (the agent then
+// sends its full conditions): a node may beat only for itself, an admin
+// for any node (simulated fleets).
 func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	name := nodeCallName(r)
 	id := identityFrom(r.Context())
@@ -37,12 +36,9 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, api.NewBadRequest("node name %q: %s", name, errs))
 		return
 	}
-	code := s.beat(r.Context(), name)
-	if code >= 400 {
-		writeNodeStateError(w, code, name)
-		return
+	if unknown, ok := s.knownNode(w, r, name); ok {
+		s.heard(w, name, s.clk.Now(), unknown)
 	}
-	w.WriteHeader(code)
 }
 
 // knownNode checks that Node name exists (an agent whose Node was
@@ -52,24 +48,14 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) {
 func (s *server) knownNode(w http.ResponseWriter, r *http.Request, name string) (unknown, ok bool) {
 	exists, unknown, err := s.nodeState(r.Context(), name)
 	if err != nil {
-		writeNodeStateError(w, http.StatusServiceUnavailable, name)
+		writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot read node %s", name))
 		return false, false
 	}
 	if !exists {
-		writeNodeStateError(w, http.StatusNotFound, name)
+		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
 		return false, false
 	}
 	return unknown, true
-}
-
-// writeNodeStateError answers what nodeState could not say of node
-// name: 503 (it could not read it) or 404 (no such Node).
-func writeNodeStateError(w http.ResponseWriter, code int, name string) {
-	if code == http.StatusNotFound {
-		writeStatus(w, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "nodes %q not found", name))
-		return
-	}
-	writeStatus(w, api.NewStatusError(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable, "cannot read node %s", name))
 }
 
 // heard records that the node's agent was heard from at now (a

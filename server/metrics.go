@@ -172,7 +172,7 @@ var knownResources = func() map[string]bool {
 func requestLabels(r *http.Request) (resource, verb string) {
 	resource = "other"
 	p := strings.TrimSuffix(r.URL.Path, "/")
-	if p == apiserver.WatchesPath && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
+	if p == apiserver.WatchesPath && r.Method == http.MethodGet {
 		return "watches", "watch" // a stream, as a watch: out of the latency histogram
 	}
 	var segs []string

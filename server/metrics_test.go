@@ -82,8 +82,7 @@ func TestRequestLabels(t *testing.T) {
 		{"POST", "/api/v1/skiff/nodes/n1/stats", "usagereports", "create"},
 		{"GET", "/apis/metrics.k8s.io/v1beta1/nodes", "metrics.k8s.io", "get"},
 		{"GET", "/api/v1/skiff/watches?watch=/api/v1/pods", "watches", "watch"},
-		{"POST", "/api/v1/skiff/watches", "watches", "watch"}, // with the heartbeats in its body (BeatsPath)
-		{"PUT", "/api/v1/skiff/watches", "other", "update"},
+		{"POST", "/api/v1/skiff/watches", "other", "create"},
 	}
 	for _, c := range cases {
 		r := httptest.NewRequest(c.method, c.url, nil)

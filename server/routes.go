@@ -74,9 +74,6 @@ func (s *server) routes() http.Handler {
 		r.Post(tunnel.Path+"/{id}", s.serveTunnelExchange)
 		r.Get(peerfeed.Path, s.servePeers)
 		r.Get(apiserver.WatchesPath, s.api.ServeWatches)
-		// POST: the same, its request body the agent's heartbeats
-		// (BeatsPath).
-		r.Post(apiserver.WatchesPath, s.api.ServeWatches)
 		r.With(requireAdminFor("back up the store")).Get(backupPath, s.backup)
 		// Discovery (/api, /apis and below) and OpenAPI are for any
 		// authenticated identity, as Kubernetes' system:discovery role.

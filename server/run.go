@@ -49,7 +49,6 @@ const (
 // server is one running control plane: what Run builds and serves.
 type server struct {
 	cfg         Config
-	streamBeats atomic.Uint64 // heartbeats taken on shared streams (BeatsPath)
 	log         *slog.Logger
 	clk         clock.Clock
 	store       *storage.Store
@@ -109,17 +108,6 @@ type server struct {
 // (client.hpackEncoderTableSize), which every request honours from the
 // first.
 const hpackEncoderTableSize = 1
-
-// maxReadFrameSize is the largest HTTP/2 frame the server reads (its
-// SETTINGS_MAX_FRAME_SIZE): HTTP/2's least, 16 KiB, where net/http's
-// default is 1 MiB. A Go client writes a request body whose length it
-// does not know through a buffer as large as a frame the server takes,
-// up to 512 KiB, held for the body's life: every agent's shared stream
-// carries its heartbeats in such a body (BeatsPath), and 10,000
-// simulated agents took 23 GB for those buffers before the simulator
-// was killed. The server's reader of a connection keeps a buffer as
-// large as the largest frame it read, too.
-const maxReadFrameSize = 16 << 10
 
 // usagePause spreads the usage recorder's once-a-minute scan of every
 // node and pod (usage.Config.Pause): 20 ms after each 256 objects, about
@@ -246,7 +234,7 @@ func (s *server) setup(ctx context.Context) error {
 		Virtual:      reviewResources(),
 		Events:       s.events, Liveness: s.liveness, Logs: proxy.serve, Streams: s.serveStream,
 		Services: svcAlloc, ClusterDNS: cfg.ClusterDNS,
-		Feeds: map[string]apiserver.Feed{peerfeed.Path: peerFeed{s}, tunnel.Path: tunnelFeed{s}, BeatsPath: beatFeed{s}},
+		Feeds: map[string]apiserver.Feed{peerfeed.Path: peerFeed{s}, tunnel.Path: tunnelFeed{s}},
 	})
 	if err != nil {
 		return err
@@ -262,7 +250,6 @@ func (s *server) setup(ctx context.Context) error {
 	s.metrics = newServerMetrics(st, s.liveness)
 	s.metrics.addScheduler(func() *scheduler.Metrics { return s.leaderParts().sched.Metrics() })
 	s.addTunnelMetrics()
-	s.addBeatMetrics()
 	if s.auditLog != nil {
 		s.metrics.addWriter(func(w *promtext.Writer) {
 			w.Counter("skiff_audit_entries_dropped_total", "Audit entries dropped because the audit log's buffer was full.", "", float64(s.auditLog.Dropped()))
@@ -381,7 +368,7 @@ func (s *server) serve(ctx context.Context) error {
 		TLSConfig:         tlsConfig.Clone(),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
-		HTTP2:             &http.HTTP2Config{MaxEncoderHeaderTableSize: hpackEncoderTableSize, MaxReadFrameSize: maxReadFrameSize},
+		HTTP2:             &http.HTTP2Config{MaxEncoderHeaderTableSize: hpackEncoderTableSize},
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		// Each connection counts what it was sent, so that its watch

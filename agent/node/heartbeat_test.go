@@ -362,26 +362,16 @@ var lastSilence atomic.Int64
 // a fake clock from start, until the test ends; recovered counts its
 // Recovered calls, and lastSilence keeps the last one's silentSince.
 func runRegistrar(t *testing.T, hb time.Duration) (start time.Time, clk *clock.Fake, f *fakeAPI, r *node.Registrar, recovered *atomic.Int32) {
-	return runRegistrarWith(t, hb, nil)
-}
-
-// runRegistrarWith is runRegistrar with configure's changes to its
-// Config.
-func runRegistrarWith(t *testing.T, hb time.Duration, configure func(*node.Config)) (start time.Time, clk *clock.Fake, f *fakeAPI, r *node.Registrar, recovered *atomic.Int32) {
 	t.Helper()
 	start = time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	clk = clock.NewFake(start)
 	f = &fakeAPI{clk: clk}
 	recovered = new(atomic.Int32)
-	cfg := node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
+	r = node.NewRegistrar(node.Config{API: f, NodeName: "edge", Info: fixedInfo, Runtime: &fakeRuntime{}, Heartbeat: hb, Clock: clk,
 		Recovered: func(since time.Time) {
 			lastSilence.Store(since.UnixNano())
 			recovered.Add(1)
-		}}
-	if configure != nil {
-		configure(&cfg)
-	}
-	r = node.NewRegistrar(cfg)
+		}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()

@@ -97,19 +97,8 @@ type Config struct {
 	// unanswered sync, or, when the server asked, of the last sync that
 	// worked before. A stream opened since missed nothing.
 	Recovered func(silentSince time.Time)
-	// Beats, when set, carries the lightweight heartbeat on the agent's
-	// shared stream (client.WatchMux.Beat); while it cannot, the
-	// heartbeat is a request.
-	Beats  StreamBeater
-	Clock  clock.Clock
-	Logger *slog.Logger
-}
-
-// StreamBeater sends a heartbeat on a stream the agent holds open and
-// returns the code the server answered it with, as the heartbeat call's
-// status; an error when no stream carries it (client.WatchMux).
-type StreamBeater interface {
-	Beat(ctx context.Context) (int, error)
+	Clock     clock.Clock
+	Logger    *slog.Logger
 }
 
 // Registrar registers the agent's Node and keeps its status fresh: a
@@ -503,18 +492,8 @@ func heartbeatPath(node string) string {
 // the server (an older one) has no such call.
 var errNotFound = errors.New("heartbeat: not found")
 
-// beat sends the lightweight heartbeat: on the shared stream when it
-// carries them, else as a request.
+// beat sends the lightweight heartbeat.
 func (r *Registrar) beat(ctx context.Context) error {
-	if r.cfg.Beats != nil {
-		code, err := r.cfg.Beats.Beat(ctx)
-		if err == nil {
-			return beatAnswer(code)
-		}
-		if ctx.Err() != nil {
-			return err
-		}
-	}
 	resp, err := r.cfg.API.Do(ctx, http.MethodPost, heartbeatPath(r.cfg.NodeName), nil)
 	if err != nil {
 		if api.IsNotFound(err) || api.ReasonOf(err) == api.StatusReasonMethodNotAllowed {
@@ -527,20 +506,6 @@ func (r *Registrar) beat(ctx context.Context) error {
 		return errStatusWanted
 	}
 	return nil
-}
-
-// beatAnswer is what the heartbeat's answer on the stream says, as beat
-// returns it for the call's.
-func beatAnswer(code int) error {
-	switch code {
-	case http.StatusNoContent:
-		return nil
-	case http.StatusResetContent:
-		return errStatusWanted
-	case http.StatusNotFound:
-		return fmt.Errorf("%w: %w", errNotFound, api.NewStatusError(http.StatusNotFound, api.StatusReasonNotFound, "heartbeat on the shared stream: the node is not found"))
-	}
-	return api.NewStatusError(code, api.StatusReasonServiceUnavailable, "heartbeat on the shared stream: the server answered %d", code)
 }
 
 // errStatusWanted is the lightweight heartbeat answered 205: the server

@@ -38,10 +38,6 @@ type Client struct {
 	hc     *http.Client
 	hcMany *http.Client
 	h1     *atomic.Bool
-	// h2 is set once a server answered over HTTP/2: a request whose
-	// body streams for long (WatchMux's heartbeats) waits for it, as
-	// an HTTP/1 server reads a request's body before it answers.
-	h2 *atomic.Bool
 	// streams upgrades connections (exec, port-forward): HTTP/1.1 only,
 	// as WebSocket needs.
 	streams *http.Client
@@ -109,7 +105,6 @@ func New(cfg Config) (*Client, error) {
 		hc:      &http.Client{Transport: tr, CheckRedirect: noRedirect},
 		hcMany:  &http.Client{Transport: many, CheckRedirect: noRedirect},
 		h1:      new(atomic.Bool),
-		h2:      new(atomic.Bool),
 		streams: &http.Client{Transport: str, CheckRedirect: noRedirect},
 	}, nil
 }
@@ -217,9 +212,6 @@ func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := hc.Do(req)
 	if err == nil && resp.ProtoMajor < 2 && hc == c.hc && !c.h1.Swap(true) {
 		c.hc.CloseIdleConnections()
-	}
-	if err == nil && resp.ProtoMajor >= 2 && !c.h2.Load() {
-		c.h2.Store(true)
 	}
 	if err != nil {
 		if req.Context().Err() == nil {

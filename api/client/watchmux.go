@@ -47,10 +47,6 @@ type WatchMux struct {
 	cancel  context.CancelFunc // ends the stream being read, to open it again
 	changed chan struct{}      // a watch started; capacity 1
 	direct  atomic.Bool        // the server has no WatchesPath
-
-	beatNode string       // whose heartbeats the streams carry (EnableBeats)
-	beats    *streamBeats // the heartbeats of the stream open now, or nil
-	beatsOff atomic.Bool  // the server refused heartbeats on the stream
 }
 
 // NewWatchMux returns a WatchMux on c; Run must be running for its
@@ -256,9 +252,7 @@ func (m *WatchMux) Run(ctx context.Context) {
 			}
 			continue
 		}
-		node, beats := m.beatsWanted()
-		beats = beats && len(subs) < MaxMuxWatches // the beats are one of the server's parameters
-		progressed, err := m.stream(sctx, subs, node, beats)
+		progressed, err := m.stream(sctx, subs)
 		poked := sctx.Err() != nil // a watch started, or ctx ended
 		cancel()
 		if progressed {
@@ -269,13 +263,6 @@ func (m *WatchMux) Run(ctx context.Context) {
 			return
 		case poked:
 			continue // a watch started: open again at once
-		case beats && (errors.Is(err, errors.ErrUnsupported) || isStatus(err, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed)):
-			// A server without heartbeats on the stream (an older
-			// one answers its POST 405), or a proxy that speaks only
-			// HTTP/1: the stream again without them, at once; the
-			// heartbeats go as requests.
-			m.beatsOff.Store(true)
-			continue
 		case isStatus(err, http.StatusNotFound, http.StatusMethodNotAllowed):
 			m.direct.Store(true)
 			m.failAll(errMuxDirect)
@@ -324,10 +311,9 @@ func isClientRefusal(err error) bool {
 		se.Status.Code != http.StatusRequestTimeout && se.Status.Code != http.StatusTooManyRequests
 }
 
-// stream opens one stream for subs (and node's heartbeats, when beats)
-// and hands its events out until it ends; it reports whether an event
-// came.
-func (m *WatchMux) stream(ctx context.Context, subs []*muxSub, node string, beats bool) (bool, error) {
+// stream opens one stream for subs and hands its events out until it
+// ends; it reports whether an event came.
+func (m *WatchMux) stream(ctx context.Context, subs []*muxSub) (bool, error) {
 	q := url.Values{}
 	for _, s := range subs {
 		if s.feedPath != "" {
@@ -348,22 +334,11 @@ func (m *WatchMux) stream(ctx context.Context, subs []*muxSub, node string, beat
 		}
 		q.Add("watch", spec)
 	}
-	body, sb, err := m.open(ctx, q, node, beats)
+	resp, err := m.c.send(ctx, request{method: http.MethodGet, path: WatchesPath, query: q})
 	if err != nil {
 		return false, err
 	}
-	defer body.Close()
-	if sb != nil {
-		m.mu.Lock()
-		m.beats = sb
-		m.mu.Unlock()
-		defer func() {
-			m.mu.Lock()
-			m.beats = nil
-			m.mu.Unlock()
-			sb.end()
-		}()
-	}
+	defer resp.Body.Close()
 	at := m.clk.Now().UnixNano()
 	for _, s := range subs {
 		s.carriedAt.Store(at)
@@ -373,19 +348,12 @@ func (m *WatchMux) stream(ctx context.Context, subs []*muxSub, node string, beat
 			s.carriedAt.Store(0)
 		}
 	}()
-	dec := newMuxDecoder(body)
+	dec := newMuxDecoder(resp.Body)
 	progressed := false
 	for {
 		i, rv, typ, obj, err := dec.next()
 		if err != nil {
 			return progressed, fmt.Errorf("watch stream: %w", err)
-		}
-		if sb != nil && i == len(subs) && typ == feedEvent {
-			// The heartbeats' feed, after the watches.
-			if err := sb.answered(obj); err != nil {
-				return progressed, fmt.Errorf("watch stream: %w", err)
-			}
-			continue
 		}
 		if i < 0 || i >= len(subs) {
 			return progressed, fmt.Errorf("watch stream: event of watch %d of %d", i, len(subs))
@@ -413,31 +381,6 @@ func (m *WatchMux) stream(ctx context.Context, subs []*muxSub, node string, beat
 			s.rv = rv
 		}
 	}
-}
-
-// open opens a stream with the watches of q: a GET, or with node's
-// heartbeats a POST whose body they are (the beats feed is the last
-// parameter).
-func (m *WatchMux) open(ctx context.Context, q url.Values, node string, beats bool) (io.ReadCloser, *streamBeats, error) {
-	if !beats {
-		resp, err := m.c.send(ctx, request{method: http.MethodGet, path: WatchesPath, query: q})
-		if err != nil {
-			return nil, nil, err
-		}
-		return resp.Body, nil, nil
-	}
-	q.Add("watch", beatsSpec(node))
-	sb := newStreamBeats()
-	// The transport's writer of the body waits in its Read, where it
-	// sees no cancel: the body ends with the stream's context.
-	stopEnd := context.AfterFunc(ctx, sb.end)
-	resp, cancel, err := m.c.openPost(ctx, WatchesPath+"?"+q.Encode(), sb)
-	if err != nil {
-		stopEnd()
-		sb.end()
-		return nil, nil, err
-	}
-	return &streamBody{ReadCloser: resp.Body, cancel: func() { stopEnd(); sb.end(); cancel() }}, sb, nil
 }
 
 // feedEvent is the type of a feed's lines (apiserver.FeedEvent).

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
@@ -35,7 +34,6 @@ type muxServer struct {
 	c      *Client
 	opened atomic.Int64
 	noMux  atomic.Bool // answer WatchesPath 404, as an older server
-	noPost atomic.Bool // answer a POST of WatchesPath 405, as an older server
 	close  func()      // cuts every connection
 }
 
@@ -44,13 +42,6 @@ func newMuxServer(t *testing.T, opts ...func(*storage.Options)) *muxServer {
 }
 
 func newMuxServerFeeds(t *testing.T, feeds map[string]apiserver.Feed, opts ...func(*storage.Options)) *muxServer {
-	t.Helper()
-	return newMuxServerOn(t, false, feeds, opts...)
-}
-
-// newMuxServerOn is newMuxServerFeeds, over HTTP/2 when h2 (as agents
-// speak to the server), else HTTP/1.1.
-func newMuxServerOn(t *testing.T, h2 bool, feeds map[string]apiserver.Feed, opts ...func(*storage.Options)) *muxServer {
 	t.Helper()
 	ctx := context.Background()
 	fc := clock.NewFake(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
@@ -76,24 +67,13 @@ func newMuxServerOn(t *testing.T, h2 bool, feeds map[string]apiserver.Feed, opts
 				srv.ServeResource(w, r) // what an older server does: 404
 				return
 			}
-			if ms.noPost.Load() && r.Method == http.MethodPost {
-				http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-				return
-			}
 			ms.opened.Add(1)
 			srv.ServeWatches(w, r)
 			return
 		}
 		srv.ServeResource(w, r)
 	})
-	ts := httptest.NewUnstartedServer(h)
-	ts.EnableHTTP2 = h2
-	ts.StartTLS()
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw})
-	c, err := New(Config{Server: ts.URL, CAData: caPEM, Token: testToken})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, ts := newTestClient(t, h)
 	ms.c, ms.close = c, ts.CloseClientConnections
 	t.Cleanup(func() { ts.Close(); st.Close() })
 	return ms

@@ -6,9 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/skiffhq/skiff/api"
@@ -16,8 +14,8 @@ import (
 	"github.com/skiffhq/skiff/storage"
 )
 
-// WatchesPath serves several watches on one stream (GET, or POST when a
-// feed reads the request's body; one "watch" query parameter a watch): an agent's pods, Services and EndpointSlices
+// WatchesPath serves several watches on one stream (GET, one "watch"
+// query parameter a watch): an agent's pods, Services and EndpointSlices
 // travel together instead of on three HTTP/2 streams. Each stream costs
 // the server a handler goroutine, a 4 KiB response buffer, a request and
 // its context for the stream's life: at 10,000 agents, five streams an
@@ -123,7 +121,7 @@ type watchStream struct {
 //
 //go:noinline
 func (s *Server) startWatches(w http.ResponseWriter, r *http.Request) *watchStream {
-	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+	if r.Method != http.MethodGet {
 		s.methodNotAllowed(w, r)
 		return nil
 	}
@@ -132,20 +130,11 @@ func (s *Server) startWatches(w http.ResponseWriter, r *http.Request) *watchStre
 		writeStatus(w, api.NewBadRequest("watch: give 1 to %d watches, not %d", maxWatches, len(specs)))
 		return nil
 	}
-	if err := s.oneOfEachFeed(specs); err != nil {
-		writeStatus(w, err)
-		return nil
-	}
 	st := &watchStream{s: s, w: w, r: r, subs: make([]*subWatch, 0, len(specs))}
 	for i, spec := range specs {
 		sw, err := s.subWatch(r, i, spec)
 		if err != nil {
 			st.stop()
-			if r.Method == http.MethodPost && r.ProtoMajor < 2 {
-				// An HTTP/1 server reads what is left of the body
-				// before it answers, and this one does not end.
-				w.Header().Set("Connection", "close")
-			}
 			s.writeError(w, r, err, nil, "")
 			return nil
 		}
@@ -159,24 +148,6 @@ func (s *Server) startWatches(w http.ResponseWriter, r *http.Request) *watchStre
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	return st
-}
-
-// oneOfEachFeed refuses a stream that names a feed twice: a feed may
-// read the request (its body: the agent's heartbeats), which one reader
-// does.
-func (s *Server) oneOfEachFeed(specs []string) *api.StatusError {
-	var seen [maxWatches]string
-	for i, spec := range specs {
-		path, _, _ := strings.Cut(spec, "?")
-		if _, ok := s.feeds[path]; !ok {
-			continue
-		}
-		if slices.Contains(seen[:i], path) {
-			return api.NewBadRequest("watch[%d]: feed %s is given twice", i, path)
-		}
-		seen[i] = path
-	}
-	return nil
 }
 
 // stop ends the watches and closes the feeds.

@@ -186,7 +186,7 @@ func TestWatchesRefusesBadRequests(t *testing.T) {
 		{"bad revision", "GET", "watch=" + url.QueryEscape("/api/v1/pods?resourceVersion=-1")},
 		{"bad selector", "GET", "watch=" + url.QueryEscape("/api/v1/pods?fieldSelector=nope%3Dx")},
 		{"one bad of two", "GET", "watch=/api/v1/pods&watch=/api/v1/widgets"},
-		{"PUT", "PUT", "watch=/api/v1/pods"},
+		{"POST", "POST", "watch=/api/v1/pods"},
 	}
 	for _, tt := range tests {
 		code, b := h.do(tt.method, WatchesPath+"?"+tt.query, "", "")

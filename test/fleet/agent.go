@@ -42,9 +42,6 @@ type AgentConfig struct {
 	// KeepBeats: the registrar is not told of the reports the server
 	// took, so it beats every period (FleetConfig.KeepBeats).
 	KeepBeats bool
-	// RequestBeats sends every heartbeat as a request, as agents did
-	// before they beat on their shared stream (for a comparison).
-	RequestBeats bool
 	// Full runs the real agent's other server connections as well:
 	// the Node watch, the Service and EndpointSlice watches and the
 	// tunnel (fullLoops). Without it an agent holds its pod watch only.
@@ -138,19 +135,12 @@ func (a *Agent) Run(parent context.Context) error {
 		return fmt.Errorf("%s: client: %w", a.cfg.Name, err)
 	}
 	var src *config.APISource // set below, before any loop runs
-	// As the real agent (agent.online): the watches share one stream,
-	// and the heartbeats ride it.
-	mux := client.NewWatchMux(c, a.cfg.Clock)
-	if !a.cfg.RequestBeats {
-		mux.EnableBeats(a.cfg.Name)
-	}
 	reg := node.NewRegistrar(node.Config{
 		API: &timedAPI{Client: c, agent: a}, NodeName: a.cfg.Name, Labels: map[string]string{LabelZone: a.cfg.Zone},
 		MaxPods: 110, Info: a.info, Runtime: simRuntime{}, Heartbeat: a.cfg.Heartbeat, Clock: a.cfg.Clock, Logger: log,
 		// As the real agent: heard from the server after a silence, the
 		// pod stream resyncs.
 		Recovered: func(since time.Time) { src.Resync(since) },
-		Beats:     timedBeats{mux: mux, agent: a},
 	})
 	sm, err := status.New(status.Config{Client: c, NodeName: a.cfg.Name, Clock: a.cfg.Clock, Logger: log})
 	if err != nil {
@@ -159,6 +149,8 @@ func (a *Agent) Run(parent context.Context) error {
 	a.mu.Lock()
 	a.manager, a.reg = sm, reg
 	a.mu.Unlock()
+	// As the real agent (agent.online): the watches share one stream.
+	mux := client.NewWatchMux(c, a.cfg.Clock)
 	watches := client.MuxedWatches{Client: c, Mux: mux}
 	src, err = config.NewAPISource(config.APISourceConfig{Client: watches, NodeName: a.cfg.Name, Clock: a.cfg.Clock, Logger: log}, a)
 	if err != nil {
@@ -304,23 +296,6 @@ func (t *timedAPI) PatchStatus(ctx context.Context, res api.ResourceInfo, ns, na
 		t.agent.beat(tr.done(true))
 	}
 	return o, err
-}
-
-// timedBeats times the heartbeats the registrar sends on the shared
-// stream: from the line written to its answer read.
-type timedBeats struct {
-	mux   *client.WatchMux
-	agent *Agent
-}
-
-func (t timedBeats) Beat(ctx context.Context) (int, error) {
-	start := time.Now()
-	code, err := t.mux.Beat(ctx)
-	if err == nil && code < 300 {
-		total := time.Since(start)
-		t.agent.beat(BeatTrace{Start: start, Total: total, Answer: total})
-	}
-	return code, err
 }
 
 // beatTracer times one heartbeat's phases (httptrace calls it from the

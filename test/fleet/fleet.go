@@ -32,8 +32,6 @@ type FleetConfig struct {
 	// counted reports as heartbeats (for a comparison with an older
 	// server).
 	KeepBeats bool
-	// RequestBeats: AgentConfig.RequestBeats.
-	RequestBeats bool
 	// Full: AgentConfig.Full, with Seen counting for every agent.
 	Full     bool
 	PeerSets bool // AgentConfig.PeerSets
@@ -72,7 +70,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) *Fleet {
 	for i := range f.Agents {
 		name := NodeName(i)
 		f.Agents[i] = NewAgent(AgentConfig{Server: cfg.Server, Token: cfg.Token, Name: name, Zone: fmt.Sprintf("zone-%d", i%cfg.Zones),
-			Dir: filepath.Join(cfg.Dir, name), SourceIP: SourceIP(i), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, RequestBeats: cfg.RequestBeats, Full: cfg.Full, PeerSets: cfg.PeerSets, Seen: cfg.Seen, Clock: clk, Logger: cfg.Logger, Metrics: cfg.Metrics})
+			Dir: filepath.Join(cfg.Dir, name), SourceIP: SourceIP(i), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, Full: cfg.Full, PeerSets: cfg.PeerSets, Seen: cfg.Seen, Clock: clk, Logger: cfg.Logger, Metrics: cfg.Metrics})
 	}
 	f.wg.Go(func() {
 		var tick clock.Ticker

@@ -95,10 +95,9 @@ func TestFleetSmall(t *testing.T) {
 	if rep.Tunnels != agents || rep.Steady.Sockets < agents || rep.Steady.Sockets > agents+10 {
 		t.Errorf("in the steady window the server holds %d tunnels and %d sockets for %d agents; want a tunnel each, on the agent's one connection", rep.Tunnels, rep.Steady.Sockets, agents)
 	}
-	// An agent's pod, Service and EndpointSlice watches share one stream,
-	// with the peer feed, the tunnel and the heartbeats.
-	if rep.SharedStreams != agents || rep.SingleStreams != 0 || rep.Watches != 6*agents {
-		t.Errorf("in the steady window the server holds %d shared and %d single watch streams carrying %d watches for %d agents; want a shared stream each, carrying 3 watches, the peer feed, the tunnel and the heartbeats",
+	// An agent's pod, Service and EndpointSlice watches share one stream.
+	if rep.SharedStreams != agents || rep.SingleStreams != 0 || rep.Watches != 5*agents {
+		t.Errorf("in the steady window the server holds %d shared and %d single watch streams carrying %d watches for %d agents; want a shared stream each, carrying 3 watches, the peer feed and the tunnel",
 			rep.SharedStreams, rep.SingleStreams, rep.Watches, agents)
 	}
 	// Every agent's Node watch handed over at least its first list, and

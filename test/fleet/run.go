@@ -38,8 +38,6 @@ type Config struct {
 	Usage time.Duration
 	// KeepBeats: FleetConfig.KeepBeats.
 	KeepBeats bool
-	// RequestBeats: FleetConfig.RequestBeats.
-	RequestBeats bool
 	// Full: AgentConfig.Full (false: each agent holds its pod watch and
 	// heartbeats only, as in every run before 2026-12-03).
 	Full bool
@@ -122,10 +120,6 @@ type Report struct {
 	// layers of either side and the simulator's own scheduling.
 	ServerBeats   int
 	ServerBeatP99 time.Duration
-	// StreamBeats is how many heartbeats the server took on the agents'
-	// shared streams over the window (the others are requests, counted
-	// in ServerBeats).
-	StreamBeats int
 	// Reports, ReportP50 and ReportP99: the usage reports over the
 	// window (the server counts each as a heartbeat).
 	Reports              int
@@ -262,7 +256,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	start := time.Now()
 	r.fleet = StartFleet(ctx, FleetConfig{Server: srv.URL, Token: srv.JoinToken, Agents: cfg.Agents, Zones: cfg.Zones,
-		Dir: filepath.Join(cfg.Dir, "agents"), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, RequestBeats: cfg.RequestBeats, Full: cfg.Full, PeerSets: cfg.PeerSets, Seen: &r.seen, StartRate: cfg.StartRate, Logger: cfg.Logger, Metrics: r.metrics})
+		Dir: filepath.Join(cfg.Dir, "agents"), Heartbeat: cfg.Heartbeat, Usage: cfg.Usage, KeepBeats: cfg.KeepBeats, Full: cfg.Full, PeerSets: cfg.PeerSets, Seen: &r.seen, StartRate: cfg.StartRate, Logger: cfg.Logger, Metrics: r.metrics})
 	defer func() {
 		cancel()
 		r.fleet.Wait()
@@ -424,7 +418,7 @@ func (r *run) steady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hbBefore, schedBefore, openBefore, err := r.serverHists(ctx)
+	hbBefore, schedBefore, _, err := r.serverHists(ctx)
 	if err != nil {
 		return err
 	}
@@ -451,7 +445,6 @@ func (r *run) steady(ctx context.Context) error {
 		return err
 	}
 	r.rep.Tunnels, r.rep.SharedStreams, r.rep.SingleStreams, r.rep.Watches = open[0], open[1], open[2], open[3]
-	r.rep.StreamBeats = open[4] - openBefore[4]
 	r.rep.SimSchedP99 = simSched.Quantile(0.99)
 	hb := hbAfter.Since(hbBefore)
 	r.rep.ServerBeats, r.rep.ServerBeatP99 = int(hb.Total()), hb.Quantile(0.99)
@@ -462,8 +455,8 @@ func (r *run) steady(ctx context.Context) error {
 	if len(beats) > 0 {
 		r.rep.BeatMax = beats[len(beats)-1]
 	}
-	r.progress("steady %v: server CPU %.1f%% of a core, %v; %d heartbeats p50 %v p99 %v max %v; on the shared streams %d; as requests, in the server's handler: %d, p99 ≤ %v; goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in this simulator", r.cfg.Window, r.rep.SteadyCPU, b,
-		len(beats), r.rep.BeatP50, r.rep.BeatP99, r.rep.BeatMax, r.rep.StreamBeats, r.rep.ServerBeats, r.rep.ServerBeatP99, r.rep.SchedP99, r.rep.SimSchedP99)
+	r.progress("steady %v: server CPU %.1f%% of a core, %v; %d heartbeats p50 %v p99 %v max %v; in the server's handler: %d, p99 ≤ %v; goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in this simulator", r.cfg.Window, r.rep.SteadyCPU, b,
+		len(beats), r.rep.BeatP50, r.rep.BeatP99, r.rep.BeatMax, r.rep.ServerBeats, r.rep.ServerBeatP99, r.rep.SchedP99, r.rep.SimSchedP99)
 	r.progressSeen("steady")
 	r.progress("steady: %s; %d usage reports (each counts as a heartbeat) p50 %v p99 %v", r.rep.SlowBeats, r.rep.Reports, r.rep.ReportP50, r.rep.ReportP99)
 	r.progress("steady: goroutines' wait for a core p99.9 ≤ %v, p99.99 ≤ %v in the server (%.0f waits); p99.9 ≤ %v, p99.99 ≤ %v in this simulator (%.0f)",
@@ -499,12 +492,12 @@ func (r *run) serverMetrics(ctx context.Context) ([]byte, error) {
 // serverHists reads two of the server's histograms, heartbeat handling
 // times and its goroutines' scheduling latency, and its counts of open
 // tunnels, watch streams (shared, single) and watches.
-func (r *run) serverHists(ctx context.Context) (beats, sched Buckets, open [5]int, err error) {
+func (r *run) serverHists(ctx context.Context) (beats, sched Buckets, open [4]int, err error) {
 	text, err := r.serverMetrics(ctx)
 	if err != nil {
 		return beats, sched, open, err
 	}
-	for i, name := range []string{"skiff_agent_tunnels", `skiff_watch_streams{kind="shared"}`, `skiff_watch_streams{kind="single"}`, "skiff_watches", "skiff_stream_heartbeats_total"} {
+	for i, name := range []string{"skiff_agent_tunnels", `skiff_watch_streams{kind="shared"}`, `skiff_watch_streams{kind="single"}`, "skiff_watches"} {
 		v, _ := ParseCounter(text, name)
 		open[i] = int(v)
 	}
@@ -663,7 +656,7 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "steady: server CPU %.1f%% of a core, %v\n", r.SteadyCPU, r.Steady)
 		fmt.Fprintf(&b, "steady: RSS per agent %.0f KiB, %d agent tunnels open\n", float64(r.Steady.RSSKB)/float64(max(r.Agents, 1)), r.Tunnels)
 		fmt.Fprintf(&b, "steady: %d watches on %d shared and %d single watch streams\n", r.Watches, r.SharedStreams, r.SingleStreams)
-		fmt.Fprintf(&b, "heartbeats: %d, p50 %v, p99 %v, max %v; on the shared streams %d; as requests, in the server's handler: %d, p99 ≤ %v\n", r.Beats, r.BeatP50, r.BeatP99, r.BeatMax, r.StreamBeats, r.ServerBeats, r.ServerBeatP99)
+		fmt.Fprintf(&b, "heartbeats: %d, p50 %v, p99 %v, max %v; in the server's handler: %d, p99 ≤ %v\n", r.Beats, r.BeatP50, r.BeatP99, r.BeatMax, r.ServerBeats, r.ServerBeatP99)
 		fmt.Fprintf(&b, "steady: %s\n", r.SlowBeats)
 		fmt.Fprintf(&b, "steady: goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in the simulator\n", r.SchedP99, r.SimSchedP99)
 	}

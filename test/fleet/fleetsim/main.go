@@ -42,7 +42,6 @@ func run() error {
 	flag.IntVar(&cfg.BindRate, "bind-rate", 200, "direct binds per second")
 	flag.IntVar(&cfg.Replicas, "replicas", 0, "replicas of the zone-spread Deployment (0: one per agent, -1: none)")
 	flag.DurationVar(&cfg.Usage, "usage", usage.DefaultInterval, "each agent's usage report period, as the real agent's (0: none)")
-	flag.BoolVar(&cfg.RequestBeats, "request-beats", false, "agents send every heartbeat as a request rather than on their shared stream (as before they could: for a comparison)")
 	flag.BoolVar(&cfg.KeepBeats, "keep-beats", false, "agents beat every period even right after a usage report the server took (as before the server counted reports as heartbeats: for an older server)")
 	flag.BoolVar(&cfg.Full, "full", true, "each agent also holds the real agent's Node, Service and EndpointSlice watches and its tunnel (false: its pod watch and heartbeats only, as before 2026-12-03)")
 	flag.BoolVar(&cfg.PeerSets, "peer-sets", false, "with -full, each agent keeps the peer set as the real agent does (network.PeerWatcher): O(agents²) memory in this one process, 1 GB at 2,500 agents (false: it reads the feed and keeps only where to resume)")
