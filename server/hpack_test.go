@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -78,4 +79,48 @@ func TestHPACKBeforeSettings(t *testing.T) {
 			t.Errorf("request %d: %v", i, err)
 		}
 	}
+}
+
+// TestMaxReadFrameSize: the server announces HTTP/2's least frame size
+// in its SETTINGS (maxReadFrameSize): no client can leave a larger read
+// buffer on a connection, and a client streaming a request body (an
+// agent's side of a tunnel exchange) holds 16 KiB for it, not 512 KiB.
+func TestMaxReadFrameSize(t *testing.T) {
+	h := startHarness(t, "", nil)
+	base := h.client.Transport.(*http.Transport)
+	cfg := base.TLSClientConfig.Clone()
+	cfg.NextProtos = []string{"h2"}
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(h.info.URL, "https://"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	// The client preface and an empty SETTINGS frame.
+	if _, err := io.WriteString(conn, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"); err != nil {
+		t.Fatal(err)
+	}
+	var head [9]byte
+	if _, err := io.ReadFull(conn, head[:]); err != nil {
+		t.Fatal(err)
+	}
+	n := int(head[0])<<16 | int(head[1])<<8 | int(head[2])
+	if head[3] != 0x4 || n%6 != 0 {
+		t.Fatalf("the server's first frame: type %d, %d bytes; want SETTINGS", head[3], n)
+	}
+	payload := make([]byte, n)
+	if _, err := io.ReadFull(conn, payload); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i += 6 {
+		id := int(payload[i])<<8 | int(payload[i+1])
+		v := int(payload[i+2])<<24 | int(payload[i+3])<<16 | int(payload[i+4])<<8 | int(payload[i+5])
+		if id == 0x5 { // SETTINGS_MAX_FRAME_SIZE
+			if v != maxReadFrameSize {
+				t.Fatalf("SETTINGS_MAX_FRAME_SIZE %d; want %d", v, maxReadFrameSize)
+			}
+			return
+		}
+	}
+	t.Fatalf("the server's SETTINGS name no SETTINGS_MAX_FRAME_SIZE (HTTP/2's default is 16 KiB; net/http announces 1 MiB)")
 }

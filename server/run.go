@@ -109,6 +109,20 @@ type server struct {
 // first.
 const hpackEncoderTableSize = 1
 
+// maxReadFrameSize is the largest HTTP/2 frame the server reads (its
+// SETTINGS_MAX_FRAME_SIZE): HTTP/2's least, 16 KiB, where net/http's
+// default is 1 MiB. A Go client writes a request body of unknown length
+// (an agent's side of a tunnel exchange: logs, exec, port-forward)
+// through a buffer as large as the frames its server takes, up to
+// 512 KiB, for the exchange's life: 10,000 simulated agents streaming
+// one body each took 23 GB and were killed, and with 16 KiB frames
+// 2,000 took 6 % more memory than without the bodies. The reader of each
+// connection keeps a buffer as large as the largest frame it read, too:
+// 300 connections, each sending one 512 KiB body before it was refused
+// 401, grew the server by 33.6 MB with 1 MiB frames and 29.3 MB with
+// 16 KiB (docs/benchmarks.md, round thirty-seven).
+const maxReadFrameSize = 16 << 10
+
 // usagePause spreads the usage recorder's once-a-minute scan of every
 // node and pod (usage.Config.Pause): 20 ms after each 256 objects, about
 // 5 ms of a core, keeps it under a third of a core. Taken at once with
@@ -368,7 +382,7 @@ func (s *server) serve(ctx context.Context) error {
 		TLSConfig:         tlsConfig.Clone(),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
-		HTTP2:             &http.HTTP2Config{MaxEncoderHeaderTableSize: hpackEncoderTableSize},
+		HTTP2:             &http.HTTP2Config{MaxEncoderHeaderTableSize: hpackEncoderTableSize, MaxReadFrameSize: maxReadFrameSize},
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		// Each connection counts what it was sent, so that its watch
