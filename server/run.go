@@ -114,8 +114,8 @@ const hpackEncoderTableSize = 1
 // default is 1 MiB. A Go client writes a request body of unknown length
 // (an agent's side of a tunnel exchange: logs, exec, port-forward)
 // through a buffer as large as the frames its server takes, up to
-// 512 KiB, for the exchange's life: 10,000 simulated agents streaming
-// one body each took 23 GB and were killed, and with 16 KiB frames
+// 512 KiB, for the exchange's life: a simulator of 10,000 agents, each
+// streaming one body, grew to 23 GB and was killed; with 16 KiB frames
 // 2,000 took 6 % more memory than without the bodies. The reader of each
 // connection keeps a buffer as large as the largest frame it read, too:
 // 300 connections, each sending one 512 KiB body before it was refused
