@@ -305,7 +305,7 @@ func addTree(t tree, src, dst string) error {
 // addSystem adds everything besides the suites: the init stages,
 // busybox and the host's programs, the kernel modules, /etc.
 func addSystem(t tree, k kernel, token string, suites []suite, cfg config) error {
-	stage2 := strings.NewReplacer("@TOKEN@", token, "@SCALE@", strconv.Itoa(cfg.scale)).Replace(stage2Script)
+	stage2 := strings.ReplaceAll(stage2Script, "@SCALE@", strconv.Itoa(cfg.scale))
 	if err := addBase(t, hostBinaries, stage2, token); err != nil {
 		return err
 	}
@@ -325,8 +325,8 @@ func addSystem(t tree, k kernel, token string, suites []suite, cfg config) error
 }
 
 // addBase adds what every image has: the init stages (stage2 is the
-// second's script; the prelude it sources marks its lines with token),
-// busybox and binaries with their libraries, /etc.
+// second's script; it and the prelude it sources mark their lines with
+// token, for @TOKEN@), busybox and binaries with their libraries, /etc.
 func addBase(t tree, binaries []string, stage2, token string) error {
 	// Merged-/usr hosts link /bin, /sbin and /lib into /usr: so does the
 	// image, else busybox's applet links under /sbin have nowhere to go.
@@ -347,7 +347,7 @@ func addBase(t tree, binaries []string, stage2, token string) error {
 		t.dir("/bin")
 	}
 	t.put("/dev/console", &entry{mode: os.ModeDevice | os.ModeCharDevice | 0o600, dev: [2]uint32{5, 1}})
-	t.file("/etc/skiff-vm/stage2", 0o755, []byte(stage2))
+	t.file("/etc/skiff-vm/stage2", 0o755, []byte(strings.ReplaceAll(stage2, "@TOKEN@", token)))
 	t.file("/etc/skiff-vm/prelude", 0o644, []byte(strings.ReplaceAll(preludeScript, "@TOKEN@", token)))
 	t.file("/etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n"))
 	t.file("/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n"))

@@ -56,7 +56,7 @@ func runPowerCut(ctx context.Context, cfg config, qemu string) error {
 	if err != nil {
 		return err
 	}
-	if err := addBase(t, []string{"/bin/busybox"}, strings.ReplaceAll(powercutScript, "@TOKEN@", token), token); err != nil {
+	if err := addBase(t, []string{"/bin/busybox"}, powercutScript, token); err != nil {
 		return err
 	}
 	if err := addModules(t, k, powercutModules, nil); err != nil {
