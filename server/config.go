@@ -142,8 +142,9 @@ type Config struct {
 	limitLoopbackConns bool
 
 	// GCBurst raises the collector's GOGC while the store writes in bulk
-	// (a placement) and restores it after; zero Percent: off, GOGC is
-	// left as the process set it.
+	// (a placement) and restores it after, and holds the store's
+	// checkpoints meanwhile; zero Percent: GOGC is left as the process
+	// set it; zero Writes: off.
 	GCBurst GCBurst
 
 	// Clock drives token expiry, rate limits, certificate renewal and the
