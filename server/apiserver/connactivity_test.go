@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skiffhq/skiff/api"
+	"github.com/skiffhq/skiff/storage"
 )
 
 // TestWatchKeepAliveSkippedOnABusyConnection: a watch stream whose
@@ -120,13 +121,60 @@ func TestWatchKeepAliveSkippedOnABusyConnection(t *testing.T) {
 		t.Fatalf("after a burst of %d changes on a busy connection: %s; want a BOOKMARK of revision %d", bookmarkLag, got, last)
 	}
 
+	// Busy, and the store moved a whole watch cache within the
+	// heartbeat (a placement): the BOOKMARK would leave the cache before
+	// a client could use it, so none is sent until a heartbeat after
+	// the burst.
+	objs = make([]api.Object, storage.DefaultWatchCacheSize)
+	for i := range objs {
+		objs[i] = &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "flood-" + strconv.Itoa(i), Namespace: "default"}}
+	}
+	for i, err := range h.store.CreateBatch(context.Background(), objs) {
+		if err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+	}
+	last = h.store.Revision()
+	conn.note()
+	h.clock.Advance(defaultHeartbeat)
+	waitCounts(2, bookmarkTicks)
+	conn.note()
+	h.clock.Advance(defaultHeartbeat)
+	waitCounts(3, bookmarkTicks)
+	if got := <-lines; got != bookmarkAt(last) {
+		t.Fatalf("the heartbeat after a burst of a whole watch cache: %s; want a BOOKMARK of revision %d", got, last)
+	}
+
 	// Quiet: every heartbeat writes.
 	for i := 1; i <= 2; i++ {
 		last = configMap(bookmarkTicks + i)
 		h.clock.Advance(defaultHeartbeat)
-		waitCounts(uint64(2+i), bookmarkTicks-1)
+		waitCounts(uint64(3+i), bookmarkTicks)
 		if got := <-lines; got != bookmarkAt(last) {
 			t.Fatalf("heartbeat %d on a quiet connection: %s; want a BOOKMARK of revision %d", i, got, last)
+		}
+	}
+}
+
+// TestBookmarkDue: the rule both kinds of watch stream apply at each
+// heartbeat on a busy connection.
+func TestBookmarkDue(t *testing.T) {
+	const c = storage.DefaultWatchCacheSize
+	for _, tc := range []struct {
+		name                  string
+		ticks                 int
+		rev, marked, prevTick int64
+		want                  bool
+	}{
+		{"quiet", 1, 100, 90, 95, false},
+		{"a minute of heartbeats", bookmarkTicks, 100, 90, 95, true},
+		{"lagging, calm since the last heartbeat", 1, 10 + bookmarkLag, 10, 10 + bookmarkLag, true},
+		{"lagging, moderate writes", 1, 10 + bookmarkLag, 10, 11, true},
+		{"a whole cache since the last heartbeat", 1, 10 + c, 10, 10, false},
+		{"a whole cache, and a minute", bookmarkTicks, 10 + c, 10, 10, true},
+	} {
+		if got := bookmarkDue(tc.ticks, tc.rev, tc.marked, tc.prevTick); got != tc.want {
+			t.Errorf("%s: bookmarkDue(%d, %d, %d, %d) = %v; want %v", tc.name, tc.ticks, tc.rev, tc.marked, tc.prevTick, got, tc.want)
 		}
 	}
 }

@@ -36,8 +36,22 @@ const bookmarkTicks = 6
 // burst (a Deployment's pods, the pods after a restart) still finds its
 // revision in the cache rather than being answered 410 and relisting. At
 // a fleet's steady pace that is once a minute; during a burst, every
-// heartbeat, as before.
+// heartbeat, unless the burst turns the whole cache over between two
+// (bookmarkDue).
 const bookmarkLag = storage.DefaultWatchCacheSize / 4
+
+// bookmarkDue says whether a heartbeat sends a BOOKMARK on a connection
+// that was heard from (skipKeepAlive): every bookmarkTicks heartbeats
+// (ticks), or once the store's revision (rev) has moved bookmarkLag past
+// the last one (marked), unless it moved a whole watch cache since the
+// previous heartbeat (prevTick). Then the cache drops revisions faster
+// than heartbeats come, and the BOOKMARK would be out of it before a
+// client could resume from it: in a fleet's placement that was 10,000
+// streams' BOOKMARKs every heartbeat for nothing. The first heartbeat
+// after the burst sends it.
+func bookmarkDue(ticks int, rev, marked, prevTick int64) bool {
+	return ticks >= bookmarkTicks || rev-marked >= bookmarkLag && rev-prevTick < storage.DefaultWatchCacheSize
+}
 
 // writeTimeout is how long a watch stream's write may wait; a client that
 // stops reading is dropped within writeTimeout plus three heartbeats (see
@@ -176,6 +190,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 	// a keep-alive. Without a ConnActivity every heartbeat writes.
 	conn := connActivityOf(r.Context())
 	seen, ticks, marked := conn.load(), 0, from
+	prevTick := s.store.Revision() // the store's revision at the last heartbeat (bookmarkDue)
 	for {
 		// Pull what is ready (no goroutine of the watcher's forwards
 		// it), write it, and flush once the burst is written.
@@ -215,7 +230,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt route) {
 		case <-watcher.Done():
 		case <-beat.C():
 			ticks++
-			due := bookmarks && (ticks >= bookmarkTicks || s.store.Revision()-marked >= bookmarkLag)
+			rev := s.store.Revision()
+			due := bookmarks && bookmarkDue(ticks, rev, marked, prevTick)
+			prevTick = rev
 			if s.skipKeepAlive(conn, &seen, due, &deadline, rc) {
 				continue
 			}

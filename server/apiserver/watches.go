@@ -114,7 +114,8 @@ type watchStream struct {
 	seen     uint64
 	ticks    int
 	marked   int64
-	endNoted bool // its end is counted (noteEnd)
+	prevTick int64 // the store's revision at the last heartbeat (bookmarkDue)
+	endNoted bool  // its end is counted (noteEnd)
 }
 
 // startWatches starts r's watches, or answers its error and returns nil.
@@ -187,6 +188,7 @@ func (st *watchStream) run() {
 	st.beat = st.s.clock.NewTicker(st.s.heartbeat)
 	st.conn = connActivityOf(st.r.Context())
 	st.seen, st.marked = st.conn.load(), st.s.store.Revision()
+	st.prevTick = st.marked
 	for {
 		n, live, ok := st.pump()
 		switch {
@@ -398,11 +400,13 @@ func (st *watchStream) pump() (n, live int, ok bool) {
 func (st *watchStream) keepAlive() bool {
 	s := st.s
 	st.ticks++
-	due := st.ticks >= bookmarkTicks || s.store.Revision()-st.marked >= bookmarkLag
+	rev := s.store.Revision()
+	due := bookmarkDue(st.ticks, rev, st.marked, st.prevTick)
+	st.prevTick = rev
 	if s.skipKeepAlive(st.conn, &st.seen, due, &st.deadline, st.rc) {
 		return true
 	}
-	st.marked = s.store.Revision()
+	st.marked = rev
 	for i, sw := range st.subs {
 		if sw.ended || sw.feed != nil {
 			continue
