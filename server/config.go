@@ -142,9 +142,8 @@ type Config struct {
 	limitLoopbackConns bool
 
 	// GCBurst raises the collector's GOGC while the store writes in bulk
-	// (a placement) and restores it after, and holds the store's
-	// checkpoints meanwhile; zero Percent: GOGC is left as the process
-	// set it; zero Writes: off.
+	// (a placement) and restores it after; zero Percent: off, GOGC is
+	// left as the process set it.
 	GCBurst GCBurst
 
 	// Clock drives token expiry, rate limits, certificate renewal and the

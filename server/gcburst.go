@@ -26,16 +26,11 @@ import (
 // a controller announces that many creates at once: Expect), the headroom
 // is spent on the burst and given back after it; a soft memory limit
 // (--memory-limit) still bounds the heap either way.
-//
-// The store is told of a burst too: it holds its write-ahead log's
-// checkpoints until the burst ends (storage.Store.HoldCheckpoints).
 type GCBurst struct {
 	// Steady is the GOGC outside a burst, Percent the GOGC during one;
-	// Percent 0 leaves the GOGC as the process set it (GOGC in the
-	// environment), and bursts only hold the store's checkpoints.
+	// Percent 0 turns the governor off.
 	Steady, Percent int
-	// Writes is the store's writes a second from which a burst starts;
-	// 0 turns the governor off.
+	// Writes is the store's writes a second from which a burst starts.
 	Writes int64
 	// Calm is how long the writes must stay below Writes before the
 	// steady GOGC returns.
@@ -54,9 +49,9 @@ type gcGovernor struct {
 	// bulk, if set, hears when a burst begins (true) and ends (false):
 	// the store holds its checkpoints meanwhile (Store.HoldCheckpoints).
 	bulk func(on bool)
-	clk  clock.Clock
-	log  *slog.Logger
-	tick time.Duration
+	clk     clock.Clock
+	log     *slog.Logger
+	tick    time.Duration
 
 	// The state step keeps (one goroutine: run's).
 	last      int64
@@ -145,14 +140,12 @@ func (g *gcGovernor) step(writes int64, at time.Time) {
 		g.burst, g.calmSince = false, time.Time{}
 		g.apply(g.cfg.Steady)
 		g.tell(false)
-		if g.cfg.Percent > 0 {
-			// The pages the burst's heap grew into stay resident until
-			// the runtime's scavenger returns them, at its slow pace: a
-			// fleet's server still held 1,461 MiB a minute and a half
-			// after a burst, where it holds about 1,040 MiB steady. One
-			// collection and their release now.
-			g.release()
-		}
+		// The pages the burst's heap grew into stay resident until the
+		// runtime's scavenger returns them, at its slow pace: a fleet's
+		// server still held 1,461 MiB a minute and a half after a
+		// burst, where it holds about 1,040 MiB steady. One collection
+		// and their release now.
+		g.release()
 		g.log.Info("store writes calm again: the collector's steady pace returns", "writes_per_second", int64(rate), "gc_percent", g.cfg.Steady)
 	}
 }
@@ -178,9 +171,6 @@ func (g *gcGovernor) tell(on bool) {
 }
 
 func (g *gcGovernor) apply(percent int) {
-	if g.cfg.Percent == 0 {
-		return // the GOGC is the operator's
-	}
 	g.set(percent)
 	g.percent.Store(int64(percent))
 }

@@ -188,26 +188,3 @@ func nextSet(t *testing.T, sets <-chan int, want int, after string) {
 		t.Fatalf("GOGC not set %s; want %d", after, want)
 	}
 }
-
-// TestGCBurstLeavesTheOperatorsGOGC: with Percent 0 (GOGC in the
-// environment) a burst sets no GOGC and releases nothing, and the store
-// still hears of its start and end.
-func TestGCBurstLeavesTheOperatorsGOGC(t *testing.T) {
-	var set []int
-	released := 0
-	var told []bool
-	g := newGCGovernor(GCBurst{Steady: 35, Writes: 500, Calm: time.Second}, nil,
-		func(p int) int { set = append(set, p); return 0 }, func() { released++ }, nil, slog.New(slog.DiscardHandler))
-	g.bulk = func(on bool) { told = append(told, on) }
-	at := time.Unix(1e9, 0)
-	g.lastAt = at
-	for i, writes := range []int64{2000, 2000, 2000} { // a burst's second, then calm
-		g.step(writes, at.Add(time.Duration(i+1)*time.Second))
-	}
-	if len(set) != 0 || released != 0 {
-		t.Errorf("GOGC set %v, memory released %d times; want neither", set, released)
-	}
-	if len(told) != 2 || !told[0] || told[1] || g.bursts.Load() != 1 {
-		t.Errorf("the store was told %v in %d bursts; want [true false] in 1", told, g.bursts.Load())
-	}
-}

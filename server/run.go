@@ -438,15 +438,13 @@ func (s *server) serve(ctx context.Context) error {
 	s.metrics.addWriter(func(w *promtext.Writer) {
 		w.Counter("skiff_peer_feed_full_encodes_total", "Times the peer feed encoded the whole peer set for new streams: at most once a seal interval while nodes change.", "", float64(s.peers.FullEncodes()))
 	})
-	if cfg.GCBurst.Writes > 0 {
+	if cfg.GCBurst.Percent > 0 {
 		gov := newGCGovernor(cfg.GCBurst, s.store.Writes, debug.SetGCPercent, debug.FreeOSMemory, s.clk, s.log.With("component", "gc"))
 		s.gov = gov // before the campaign: its controllers announce bulk writes to it
 		gov.bulk = s.store.HoldCheckpoints
 		s.metrics.addWriter(func(w *promtext.Writer) {
-			if cfg.GCBurst.Percent > 0 { // else the operator's GOGC is in force
-				w.Gauge("skiff_gc_percent", "The collector's GOGC as the server set it: the steady one, or the higher one while the store writes in bulk.", "", float64(gov.percent.Load()))
-			}
-			w.Counter("skiff_gc_bursts_total", "Times the store's writes a second reached the burst threshold, or a controller announced as many creates at once: the collector's GOGC was raised (unless GOGC is the operator's) and the store held its checkpoints.", "", float64(gov.bursts.Load()))
+			w.Gauge("skiff_gc_percent", "The collector's GOGC as the server set it: the steady one, or the higher one while the store writes in bulk.", "", float64(gov.percent.Load()))
+			w.Counter("skiff_gc_bursts_total", "Times the store's writes a second reached the burst threshold, or a controller announced as many creates at once, and the collector's GOGC was raised.", "", float64(gov.bursts.Load()))
 			w.Counter("skiff_store_checkpoint_holds_total", "Times the store held its write-ahead log's checkpoints for a burst of writes (SQLite), to copy the log once the burst ended.", "", float64(s.store.CheckpointHolds()))
 		})
 		loops.Go("gc burst", gov.run)

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/skiffhq/skiff/api"
@@ -15,20 +14,14 @@ import (
 // ReplicaSet's pods, 256 pods an iteration: the controller's CreateBatch,
 // the scheduler's UpdateBatch of binds, then each agent's status write
 // (128 at once, so the writer groups them), at 4 KiB pages (SQLite's
-// default, and skiff's) and at 16 KiB, with the checkpoints held as a
-// server holds them in a burst (HoldCheckpoints) and not. cpu-µs/pod is
-// the whole process's, the writer's share with the rest; log-KiB/pod the
-// write-ahead log a held placement leaves.
+// default, and skiff's) and at 16 KiB. cpu-µs/pod is the whole
+// process's, the writer's share with the rest.
 func BenchmarkSQLitePlacement(b *testing.B) {
-	for _, bc := range []struct {
-		page int
-		held bool
-	}{{4096, false}, {4096, true}, {16384, false}} {
-		b.Run(fmt.Sprintf("page=%d/held=%v", bc.page, bc.held), func(b *testing.B) {
+	for _, ps := range []int{4096, 16384} {
+		b.Run(fmt.Sprintf("page=%d", ps), func(b *testing.B) {
 			defer func(was int) { pageSize = was }(pageSize)
-			pageSize = bc.page
+			pageSize = ps
 			s := benchStore(b, Options{})
-			s.HoldCheckpoints(bc.held)
 			ctx := context.Background()
 			n := 0
 			objs := make([]api.Object, 256)
@@ -61,9 +54,6 @@ func BenchmarkSQLitePlacement(b *testing.B) {
 			}
 			b.ReportMetric(float64((testenv.ProcessCPU(b)-cpu).Microseconds())/float64(b.N*len(objs)), "cpu-µs/pod")
 			b.ReportMetric(float64(b.N*len(objs))/b.Elapsed().Seconds(), "pods/s")
-			if fi, err := os.Stat(s.path + "-wal"); err == nil && bc.held {
-				b.ReportMetric(float64(fi.Size())/1024/float64(b.N*len(objs)), "log-KiB/pod")
-			}
 		})
 	}
 }

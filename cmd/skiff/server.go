@@ -179,13 +179,10 @@ func runServer(ctx context.Context, env *cliEnv, args []string) error {
 		debug.SetMemoryLimit(limit)
 	}
 	gcPercent, gcHow, setGC := serverGCPercentFor(env.getenv)
-	f.cfg.GCBurst = serverGCBurst
 	if setGC {
+		// GOGC in the environment is the operator's: it stays put.
 		debug.SetGCPercent(gcPercent)
-	} else {
-		// GOGC in the environment is the operator's: it stays put, and
-		// bursts only hold the store's checkpoints.
-		f.cfg.GCBurst.Percent = 0
+		f.cfg.GCBurst = serverGCBurst
 	}
 	log.Info("memory limit", "limit_mib", debug.SetMemoryLimit(-1)>>20, "from", how, "gc_percent", gcHow)
 	values := map[string]string{}
