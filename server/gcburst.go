@@ -46,9 +46,6 @@ type gcGovernor struct {
 	// release returns the burst's headroom to the system at its end
 	// (debug.FreeOSMemory).
 	release func()
-	// bulk, if set, hears when a burst begins (true) and ends (false):
-	// the store holds its checkpoints meanwhile (Store.HoldCheckpoints).
-	bulk func(on bool)
 	clk     clock.Clock
 	log     *slog.Logger
 	tick    time.Duration
@@ -85,7 +82,6 @@ func (g *gcGovernor) run(ctx context.Context) error {
 	defer func() {
 		if g.burst {
 			g.apply(g.cfg.Steady)
-			g.tell(false)
 		}
 	}()
 	for {
@@ -139,7 +135,6 @@ func (g *gcGovernor) step(writes int64, at time.Time) {
 	case at.Sub(g.calmSince) >= g.cfg.Calm:
 		g.burst, g.calmSince = false, time.Time{}
 		g.apply(g.cfg.Steady)
-		g.tell(false)
 		// The pages the burst's heap grew into stay resident until the
 		// runtime's scavenger returns them, at its slow pace: a fleet's
 		// server still held 1,461 MiB a minute and a half after a
@@ -159,15 +154,7 @@ func (g *gcGovernor) start(why string, attrs ...any) {
 	g.burst = true
 	g.bursts.Add(1)
 	g.apply(g.cfg.Percent)
-	g.tell(true)
 	g.log.Info(why+": the collector's heap may grow further", append(attrs, "gc_percent", g.cfg.Percent)...)
-}
-
-// tell passes a burst's start or end to bulk, if set.
-func (g *gcGovernor) tell(on bool) {
-	if g.bulk != nil {
-		g.bulk(on)
-	}
 }
 
 func (g *gcGovernor) apply(percent int) {

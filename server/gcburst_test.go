@@ -18,8 +18,6 @@ func TestGCBurstFollowsTheWriteRate(t *testing.T) {
 	cfg := GCBurst{Steady: 50, Percent: 100, Writes: 500, Calm: 3 * time.Second}
 	released := 0
 	g := newGCGovernor(cfg, nil, func(p int) int { set = append(set, p); return 0 }, func() { released++ }, nil, slog.New(slog.DiscardHandler))
-	var told []bool // what the store heard (Store.HoldCheckpoints)
-	g.bulk = func(on bool) { told = append(told, on) }
 	at := time.Unix(1e9, 0)
 	g.lastAt = at
 	var writes int64
@@ -38,24 +36,18 @@ func TestGCBurstFollowsTheWriteRate(t *testing.T) {
 	if len(set) != 1 || set[0] != 100 || g.percent.Load() != 100 || g.bursts.Load() != 1 {
 		t.Fatalf("at 2,000 writes a second: GOGC set %v, %d bursts; want 100, once", set, g.bursts.Load())
 	}
-	if len(told) != 1 || !told[0] {
-		t.Fatalf("at 2,000 writes a second the store was told %v; want [true]", told)
-	}
 	tick(100) // a lull shorter than Calm
 	tick(100)
 	tick(1500)
 	tick(10)
 	tick(10)
 	tick(10)
-	if len(set) != 1 || released != 0 || len(told) != 1 {
-		t.Fatalf("a lull shorter than Calm: GOGC set %v, memory released %d times, the store told %v; want only the raise", set, released, told)
+	if len(set) != 1 || released != 0 {
+		t.Fatalf("a lull shorter than Calm: GOGC set %v, memory released %d times; want only the raise", set, released)
 	}
 	tick(10) // Calm (3 s) since the first calm tick
 	if len(set) != 2 || set[1] != 50 || g.percent.Load() != 50 || released != 1 {
 		t.Fatalf("after Calm below the threshold: GOGC set %v, memory released %d times; want back to 50, released once", set, released)
-	}
-	if len(told) != 2 || told[1] {
-		t.Fatalf("after Calm the store was told %v; want [true false]", told)
 	}
 	tick(5000)
 	if g.bursts.Load() != 2 || g.percent.Load() != 100 {
@@ -94,8 +86,6 @@ func TestGCBurstRunsOnTheClockAndRestoresOnExit(t *testing.T) {
 	read := func() int64 { v := <-counter; counter <- v; return v }
 	g := newGCGovernor(GCBurst{Steady: 50, Percent: 100, Writes: 500, Calm: time.Minute}, read,
 		func(p int) int { sets <- p; return 0 }, func() {}, clk, slog.New(slog.DiscardHandler))
-	told := make(chan bool, 4)
-	g.bulk = func(on bool) { told <- on }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- g.run(ctx) }()
@@ -117,9 +107,6 @@ func TestGCBurstRunsOnTheClockAndRestoresOnExit(t *testing.T) {
 	default:
 		t.Fatal("a run ended mid-burst left the raised GOGC")
 	}
-	if len(told) != 2 || !<-told || <-told {
-		t.Fatal("the store was not told of the burst's start and, on exit, its end")
-	}
 }
 
 // TestGCBurstStartsOnAnnouncedBulk: a bulk write announced at or above
@@ -139,8 +126,6 @@ func TestGCBurstStartsOnAnnouncedBulk(t *testing.T) {
 	}
 	g := newGCGovernor(GCBurst{Steady: 35, Percent: 100, Writes: 1000, Calm: 10 * time.Second}, read,
 		func(p int) int { sets <- p; return 0 }, func() {}, clk, slog.New(slog.DiscardHandler))
-	told := make(chan bool, 4)
-	g.bulk = func(on bool) { told <- on }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)

@@ -441,11 +441,9 @@ func (s *server) serve(ctx context.Context) error {
 	if cfg.GCBurst.Percent > 0 {
 		gov := newGCGovernor(cfg.GCBurst, s.store.Writes, debug.SetGCPercent, debug.FreeOSMemory, s.clk, s.log.With("component", "gc"))
 		s.gov = gov // before the campaign: its controllers announce bulk writes to it
-		gov.bulk = s.store.HoldCheckpoints
 		s.metrics.addWriter(func(w *promtext.Writer) {
 			w.Gauge("skiff_gc_percent", "The collector's GOGC as the server set it: the steady one, or the higher one while the store writes in bulk.", "", float64(gov.percent.Load()))
 			w.Counter("skiff_gc_bursts_total", "Times the store's writes a second reached the burst threshold, or a controller announced as many creates at once, and the collector's GOGC was raised.", "", float64(gov.bursts.Load()))
-			w.Counter("skiff_store_checkpoint_holds_total", "Times the store held its write-ahead log's checkpoints for a burst of writes (SQLite), to copy the log once the burst ended.", "", float64(s.store.CheckpointHolds()))
 		})
 		loops.Go("gc burst", gov.run)
 	}

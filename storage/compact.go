@@ -164,23 +164,12 @@ func (s *Store) maintainLoop() {
 				s.log.Warn("background compaction failed", "err", err)
 			}
 		case <-checkpointC:
-			if s.hold.want.Load() {
-				continue // the hold's end checkpoints (HoldCheckpoints)
+			if err := s.be.checkpoint(s.bgCtx, s); err != nil && s.bgCtx.Err() == nil {
+				s.log.Warn("background checkpoint failed", "err", err)
 			}
-			s.checkpointNow()
-		case <-s.hold.now:
-			s.checkpointNow()
+			if err := s.reserve.ensure(); err != nil {
+				s.log.Debug("space reserve not restored yet", "err", err)
+			}
 		}
-	}
-}
-
-// checkpointNow runs a background checkpoint and restores the space
-// reserve.
-func (s *Store) checkpointNow() {
-	if err := s.be.checkpoint(s.bgCtx, s); err != nil && s.bgCtx.Err() == nil {
-		s.log.Warn("background checkpoint failed", "err", err)
-	}
-	if err := s.reserve.ensure(); err != nil {
-		s.log.Debug("space reserve not restored yet", "err", err)
 	}
 }

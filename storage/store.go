@@ -71,7 +71,6 @@ type Store struct {
 	reserve    reserve    // space freed for deletes on a full disk
 	seal       sealing    // Options.Sealer over Options.SealedResources
 	hot        *hotCache  // the objects written last; nil on PostgreSQL
-	hold       ckptHold   // HoldCheckpoints
 
 	lifeMu sync.RWMutex // readers hold it shared; Close exclusively
 	closed bool         // guarded by lifeMu
@@ -107,7 +106,6 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		followDone: make(chan struct{}),
 		seal:       newSealing(opts.Sealer, opts.SealedResources),
 		replays:    make(chan struct{}, max(1, opts.ReadConns/2)),
-		hold:       ckptHold{now: make(chan struct{}, 1)},
 	}
 	name := Redact(opts.Postgres)
 	if opts.Postgres != "" {

@@ -312,9 +312,6 @@ func (s *Store) commit(ops []*op) {
 	var changes []*change
 	err := w.ensureConnected(ctx)
 	if err == nil {
-		s.applyHold()
-	}
-	if err == nil {
 		var lastTs int64
 		base, lastTs, err = w.be.begin(ctx, w)
 		ts = max(s.clock.Now().UnixNano(), lastTs)
@@ -342,7 +339,6 @@ func (s *Store) commit(ops []*op) {
 		s.abandon(ctx)
 		s.failedCommits.Add(1)
 		s.noteSlowWrite("transaction", len(ops), s.clock.Now().Sub(start), phase("apply", applied.Sub(start)))
-		s.endHoldIf(true)
 		for _, o := range ops {
 			o.err = err
 			o.value, o.cur = nil, nil
@@ -365,7 +361,6 @@ func (s *Store) commit(ops []*op) {
 	end := s.clock.Now()
 	s.noteSlowWrite("transaction", len(ops), end.Sub(start),
 		phase("apply", applied.Sub(start)), phase("commit", committed.Sub(applied)), phase("publish", end.Sub(committed)))
-	s.endHoldIf(false)
 	for _, o := range ops {
 		close(o.done)
 	}
