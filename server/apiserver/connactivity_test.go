@@ -86,6 +86,21 @@ func TestWatchKeepAliveSkippedOnABusyConnection(t *testing.T) {
 		return h.store.Revision()
 	}
 
+	// burst creates n ConfigMaps at once and returns the revision.
+	burst := func(prefix string, n int) int64 {
+		t.Helper()
+		objs := make([]api.Object, n)
+		for i := range objs {
+			objs[i] = &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: prefix + strconv.Itoa(i), Namespace: "default"}}
+		}
+		for i, err := range h.store.CreateBatch(context.Background(), objs) {
+			if err != nil {
+				t.Fatalf("create %s%d: %v", prefix, i, err)
+			}
+		}
+		return h.store.Revision()
+	}
+
 	// Busy: the connection answers something before every heartbeat.
 	var last int64
 	for i := 1; i <= bookmarkTicks; i++ {
@@ -104,16 +119,7 @@ func TestWatchKeepAliveSkippedOnABusyConnection(t *testing.T) {
 	// Busy, but the store moved bookmarkLag revisions past the last
 	// BOOKMARK (a burst): the next heartbeat sends one, so a client
 	// resuming from it is still in the watch cache.
-	objs := make([]api.Object, bookmarkLag)
-	for i := range objs {
-		objs[i] = &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "burst-" + strconv.Itoa(i), Namespace: "default"}}
-	}
-	for i, err := range h.store.CreateBatch(context.Background(), objs) {
-		if err != nil {
-			t.Fatalf("create %d: %v", i, err)
-		}
-	}
-	last = h.store.Revision()
+	last = burst("burst-", bookmarkLag)
 	conn.note()
 	h.clock.Advance(defaultHeartbeat)
 	waitCounts(2, bookmarkTicks-1)
@@ -125,16 +131,7 @@ func TestWatchKeepAliveSkippedOnABusyConnection(t *testing.T) {
 	// heartbeat (a placement): the BOOKMARK would leave the cache before
 	// a client could use it, so none is sent until a heartbeat after
 	// the burst.
-	objs = make([]api.Object, storage.DefaultWatchCacheSize)
-	for i := range objs {
-		objs[i] = &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "flood-" + strconv.Itoa(i), Namespace: "default"}}
-	}
-	for i, err := range h.store.CreateBatch(context.Background(), objs) {
-		if err != nil {
-			t.Fatalf("create %d: %v", i, err)
-		}
-	}
-	last = h.store.Revision()
+	last = burst("flood-", storage.DefaultWatchCacheSize)
 	conn.note()
 	h.clock.Advance(defaultHeartbeat)
 	waitCounts(2, bookmarkTicks)
