@@ -117,7 +117,7 @@ func (r *run) deployment(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, schedBefore, _, err := r.serverHists(ctx)
+	hists, err := r.serverHists(ctx)
 	if err != nil {
 		return err
 	}
@@ -171,8 +171,8 @@ func (r *run) deployment(ctx context.Context) error {
 		return err
 	}
 	r.rep.Replicas, r.rep.DeployCPU = n, CPUPercent(a.ProcStats, b.ProcStats)
-	if _, schedAfter, _, err := r.serverHists(ctx); err == nil {
-		r.rep.DeploySchedP99 = schedAfter.Since(schedBefore).Quantile(0.99)
+	if after, err := r.serverHists(ctx); err == nil {
+		r.rep.DeploySchedP99 = after.sched.Since(hists.sched).Quantile(0.99)
 	}
 	if after, err := r.storeCounts(ctx); err == nil {
 		r.rep.DeployStore = after.since(before)

@@ -100,9 +100,17 @@ type Report struct {
 
 	JoinAll time.Duration // start → every agent registered and listing its pods
 	Joined  Sample        // the server once all joined
+	// JoinedMemory is where the server's memory was once all joined (nil
+	// if its /metrics lacked the runtime's figures).
+	JoinedMemory *ServerMemory
 
 	Steady    Sample // over Window
 	SteadyCPU float64
+	// SteadyMemory is where the server's memory was at the window's end
+	// (nil if its /metrics lacked the runtime's figures).
+	SteadyMemory *ServerMemory
+	// SteadyKeepAlives is the watch streams' heartbeats over the window.
+	SteadyKeepAlives KeepAlives
 	// Tunnels is the server's skiff_agent_tunnels at the window's end.
 	Tunnels int
 	// WatchStreams are the server's open watch streams at the window's
@@ -325,6 +333,13 @@ func (r *run) phases(ctx context.Context, start time.Time) error {
 		return err
 	}
 	r.progress("%d agents joined in %v; server %v", cfg.Agents, r.rep.JoinAll.Round(time.Millisecond), r.rep.Joined)
+	if sr, err := r.serverHists(ctx); err == nil && sr.memOK {
+		// One /metrics read, before the settle: a server's steady RSS
+		// follows its join (docs/benchmarks.md, round thirty-eight), and
+		// this says which part of it did.
+		r.rep.JoinedMemory = &sr.mem
+		r.progress("joined: server memory: %v", sr.mem)
+	}
 	r.progressSeen("joined")
 
 	if cfg.Window > 0 {
@@ -418,7 +433,7 @@ func (r *run) steady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hbBefore, schedBefore, _, err := r.serverHists(ctx)
+	before, err := r.serverHists(ctx)
 	if err != nil {
 		return err
 	}
@@ -440,15 +455,20 @@ func (r *run) steady(ctx context.Context) error {
 		r.progress("steady: the seconds with the most slow heartbeats (by when they began): %s", SlowBeatSeconds(slow, 20))
 	}
 	simSched := ownSchedLatency().Since(simBefore)
-	hbAfter, schedAfter, open, err := r.serverHists(ctx)
+	after, err := r.serverHists(ctx)
 	if err != nil {
 		return err
 	}
+	open := after.open
 	r.rep.Tunnels, r.rep.SharedStreams, r.rep.SingleStreams, r.rep.Watches = open[0], open[1], open[2], open[3]
+	r.rep.SteadyKeepAlives = after.keep.Since(before.keep)
+	if after.memOK {
+		r.rep.SteadyMemory = &after.mem
+	}
 	r.rep.SimSchedP99 = simSched.Quantile(0.99)
-	hb := hbAfter.Since(hbBefore)
+	hb := after.beats.Since(before.beats)
 	r.rep.ServerBeats, r.rep.ServerBeatP99 = int(hb.Total()), hb.Quantile(0.99)
-	serverSched := schedAfter.Since(schedBefore)
+	serverSched := after.sched.Since(before.sched)
 	r.rep.SchedP99 = serverSched.Quantile(0.99)
 	r.rep.Steady, r.rep.SteadyCPU = b, CPUPercent(a.ProcStats, b.ProcStats)
 	r.rep.Beats, r.rep.BeatP50, r.rep.BeatP99 = len(beats), Percentile(beats, 0.5), Percentile(beats, 0.99)
@@ -458,6 +478,10 @@ func (r *run) steady(ctx context.Context) error {
 	r.progress("steady %v: server CPU %.1f%% of a core, %v; %d heartbeats p50 %v p99 %v max %v; in the server's handler: %d, p99 ≤ %v; goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in this simulator", r.cfg.Window, r.rep.SteadyCPU, b,
 		len(beats), r.rep.BeatP50, r.rep.BeatP99, r.rep.BeatMax, r.rep.ServerBeats, r.rep.ServerBeatP99, r.rep.SchedP99, r.rep.SimSchedP99)
 	r.progressSeen("steady")
+	if m := r.rep.SteadyMemory; m != nil {
+		r.progress("steady: server memory at the window's end: %v", *m)
+	}
+	r.progress("steady: watch stream keep-alives over the window: %.0f sent, %.0f skipped", r.rep.SteadyKeepAlives.Sent, r.rep.SteadyKeepAlives.Skipped)
 	r.progress("steady: %s; %d usage reports (each counts as a heartbeat) p50 %v p99 %v", r.rep.SlowBeats, r.rep.Reports, r.rep.ReportP50, r.rep.ReportP99)
 	r.progress("steady: goroutines' wait for a core p99.9 ≤ %v, p99.99 ≤ %v in the server (%.0f waits); p99.9 ≤ %v, p99.99 ≤ %v in this simulator (%.0f)",
 		serverSched.Quantile(0.999), serverSched.Quantile(0.9999), serverSched.Total(), simSched.Quantile(0.999), simSched.Quantile(0.9999), simSched.Total())
@@ -489,20 +513,38 @@ func (r *run) serverMetrics(ctx context.Context) ([]byte, error) {
 	return text, nil
 }
 
-// serverHists reads two of the server's histograms, heartbeat handling
-// times and its goroutines' scheduling latency, and its counts of open
-// tunnels, watch streams (shared, single) and watches.
-func (r *run) serverHists(ctx context.Context) (beats, sched Buckets, open [4]int, err error) {
+// serverReading is what the simulator reads from the server's /metrics
+// around a measured phase.
+type serverReading struct {
+	// beats is the server's heartbeat handling times, sched its
+	// goroutines' scheduling latency.
+	beats, sched Buckets
+	// open is the server's open tunnels, watch streams (shared, single)
+	// and watches.
+	open [4]int
+	// mem is where the server's memory was; memOK is false when the
+	// runtime's figures were missing.
+	mem   ServerMemory
+	memOK bool
+	keep  KeepAlives
+}
+
+// serverHists reads a serverReading.
+func (r *run) serverHists(ctx context.Context) (serverReading, error) {
+	var sr serverReading
 	text, err := r.serverMetrics(ctx)
 	if err != nil {
-		return beats, sched, open, err
+		return sr, err
 	}
 	for i, name := range []string{"skiff_agent_tunnels", `skiff_watch_streams{kind="shared"}`, `skiff_watch_streams{kind="single"}`, "skiff_watches"} {
 		v, _ := ParseCounter(text, name)
-		open[i] = int(v)
+		sr.open[i] = int(v)
 	}
-	return ParseBuckets(text, "skiff_http_request_duration_seconds", `resource="heartbeat"`),
-		ParseBuckets(text, "skiff_go_sched_latency_seconds"), open, nil
+	sr.beats = ParseBuckets(text, "skiff_http_request_duration_seconds", `resource="heartbeat"`)
+	sr.sched = ParseBuckets(text, "skiff_go_sched_latency_seconds")
+	sr.mem, sr.memOK = ParseServerMemory(text)
+	sr.keep = ParseKeepAlives(text)
+	return sr, nil
 }
 
 // bindPod creates pod ns/name bound to node and returns when it sent
@@ -649,13 +691,19 @@ func (r Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "agents %d over %d zones, all joined in %v\n", r.Agents, r.Zones, r.JoinAll.Round(time.Millisecond))
 	fmt.Fprintf(&b, "server after join: %v\n", r.Joined)
+	if r.JoinedMemory != nil {
+		fmt.Fprintf(&b, "server memory after join: %v\n", *r.JoinedMemory)
+	}
 	if r.NodeSets > 0 || r.Snapshots > 0 {
 		fmt.Fprintf(&b, "the agents' Node watches handed over %d node sets, their Service watchers %d snapshots\n", r.NodeSets, r.Snapshots)
 	}
 	if r.Beats > 0 {
 		fmt.Fprintf(&b, "steady: server CPU %.1f%% of a core, %v\n", r.SteadyCPU, r.Steady)
 		fmt.Fprintf(&b, "steady: RSS per agent %.0f KiB, %d agent tunnels open\n", float64(r.Steady.RSSKB)/float64(max(r.Agents, 1)), r.Tunnels)
-		fmt.Fprintf(&b, "steady: %d watches on %d shared and %d single watch streams\n", r.Watches, r.SharedStreams, r.SingleStreams)
+		fmt.Fprintf(&b, "steady: %d watches on %d shared and %d single watch streams; keep-alives %.0f sent, %.0f skipped\n", r.Watches, r.SharedStreams, r.SingleStreams, r.SteadyKeepAlives.Sent, r.SteadyKeepAlives.Skipped)
+		if r.SteadyMemory != nil {
+			fmt.Fprintf(&b, "steady: server memory at the window's end: %v\n", *r.SteadyMemory)
+		}
 		fmt.Fprintf(&b, "heartbeats: %d, p50 %v, p99 %v, max %v; in the server's handler: %d, p99 ≤ %v\n", r.Beats, r.BeatP50, r.BeatP99, r.BeatMax, r.ServerBeats, r.ServerBeatP99)
 		fmt.Fprintf(&b, "steady: %s\n", r.SlowBeats)
 		fmt.Fprintf(&b, "steady: goroutines' wait for a core p99 ≤ %v in the server, ≤ %v in the simulator\n", r.SchedP99, r.SimSchedP99)
