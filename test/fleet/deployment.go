@@ -46,23 +46,22 @@ func (t *podTracker) created() int {
 }
 
 // follow records w's events until the stream ends, and returns why.
-func (t *podTracker) follow(w *client.Watcher) error {
+func (t *podTracker) follow(w *podWatch) error {
 	for {
-		ev, err := w.Next()
+		typ, ns, name, node, phase, err := w.next()
 		if err != nil {
 			return err
 		}
-		p, ok := ev.Object.(*api.Pod)
-		if !ok || ev.Type == api.Deleted {
+		if typ == api.Deleted {
 			continue
 		}
-		now, key := time.Now(), p.Namespace+"/"+p.Name
+		now, key := time.Now(), ns+"/"+name
 		t.mu.Lock()
 		t.seen[key] = true
-		if _, seen := t.boundAt[key]; !seen && p.Spec.NodeName != "" {
-			t.boundAt[key], t.nodeOf[key] = now, p.Spec.NodeName
+		if _, seen := t.boundAt[key]; !seen && node != "" {
+			t.boundAt[key], t.nodeOf[key] = now, node
 		}
-		if p.Status.Phase == api.PodRunning {
+		if api.PodPhase(phase) == api.PodRunning {
 			t.running[key] = true
 		}
 		t.mu.Unlock()
@@ -71,11 +70,9 @@ func (t *podTracker) follow(w *client.Watcher) error {
 
 // deployment creates the spread Deployment and times its placement.
 func (r *run) deployment(ctx context.Context) error {
-	pods, _ := api.LookupResource("pods")
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	opts := client.WatchOptions{ListOptions: client.ListOptions{LabelSelector: "app=fleet-web"}}
-	w, err := r.admin.Watch(wctx, pods, "default", opts)
+	w, err := openPodWatch(wctx, r.admin, "")
 	if err != nil {
 		return fmt.Errorf("watch the deployment's pods: %w", err)
 	}
@@ -89,26 +86,26 @@ func (r *run) deployment(ctx context.Context) error {
 		bo := backoff.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 		for {
 			err := t.follow(w)
-			opts.ResourceVersion = w.ResourceVersion()
-			w.Close()
+			rv := w.resourceVersion()
+			w.close()
 			if client.IsGone(err) {
-				opts.ResourceVersion = ""
+				rv = ""
 			}
 			for {
 				if !clock.Sleep(wctx, clock.Real{}, bo.Next()) {
 					return
 				}
-				if w, err = r.admin.Watch(wctx, pods, "default", opts); err == nil {
+				if w, err = openPodWatch(wctx, r.admin, rv); err == nil {
 					break
 				}
 				if client.IsGone(err) {
-					opts.ResourceVersion = ""
+					rv = ""
 				}
 			}
 		}
 	}()
-	// Next and Close may not run at once: the follower closes each
-	// watcher itself; the context ends the stream and the follower.
+	// next and close may not run at once: the follower closes each
+	// watch itself; the context ends the stream and the follower.
 	defer func() {
 		stop()
 		<-followed
