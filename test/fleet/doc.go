@@ -27,7 +27,12 @@
 // direct binds, a Deployment spread by zone over every node, server
 // restarts); ./fleetsim is its command and `make fleet AGENTS=10000` runs
 // it. The package's test runs a small fleet through the same steps with
-// no speed assertions.
+// no speed assertions. Besides the timings it reports where the server's
+// memory was after the join and at the steady window's end (the Go
+// runtime's figures from the /metrics it reads around each phase), and
+// times the Deployment both by the agents' arrivals and by one admin
+// watch that reads only each pod's name, node and phase (podWatch), so
+// that the measuring stays light beside a starved fleet.
 //
 // The simulator's heap for 10,000 agents is over a gigabyte, and one of
 // its collections stalls every simulated agent at once, which no fleet of
