@@ -114,11 +114,7 @@ func (r *run) deployment(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hists, err := r.serverHists(ctx)
-	if err != nil {
-		return err
-	}
-	before, err := r.storeCounts(ctx)
+	before, err := r.serverHists(ctx)
 	if err != nil {
 		return err
 	}
@@ -169,10 +165,8 @@ func (r *run) deployment(ctx context.Context) error {
 	}
 	r.rep.Replicas, r.rep.DeployCPU = n, CPUPercent(a.ProcStats, b.ProcStats)
 	if after, err := r.serverHists(ctx); err == nil {
-		r.rep.DeploySchedP99 = after.sched.Since(hists.sched).Quantile(0.99)
-	}
-	if after, err := r.storeCounts(ctx); err == nil {
-		r.rep.DeployStore = after.since(before)
+		r.rep.DeploySchedP99 = after.sched.Since(before.sched).Quantile(0.99)
+		r.rep.DeployStore = after.store.since(before.store)
 	}
 	t.mu.Lock()
 	var lat []time.Duration
@@ -210,19 +204,16 @@ func (c StoreCounts) String() string {
 	return fmt.Sprintf("transactions %.0f for %.0f writes; point reads %.0f from the hot objects, %.0f from the database; scheduler's events and status writes dropped %.0f", c.Commits, c.Writes, c.HotReads, c.ColdReads, c.EffectsDropped)
 }
 
-// storeCounts reads the server's store counters.
-func (r *run) storeCounts(ctx context.Context) (StoreCounts, error) {
-	text, err := r.serverMetrics(ctx)
-	if err != nil {
-		return StoreCounts{}, err
-	}
+// parseStoreCounts reads the store counters from the server's /metrics
+// text.
+func parseStoreCounts(text []byte) StoreCounts {
 	var c StoreCounts
 	c.Commits, _ = ParseCounter(text, "skiff_store_commits_total")
 	c.Writes, _ = ParseCounter(text, "skiff_store_writes_total")
 	c.HotReads, _ = ParseCounter(text, "skiff_store_hot_reads_total")
 	c.ColdReads, _ = ParseCounter(text, "skiff_store_cold_reads_total")
 	c.EffectsDropped, _ = ParseCounter(text, "skiff_scheduler_effects_dropped_total")
-	return c, nil
+	return c
 }
 
 func (r *run) deliveredCount(t *podTracker) int {

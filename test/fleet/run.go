@@ -527,9 +527,11 @@ type serverReading struct {
 	mem   ServerMemory
 	memOK bool
 	keep  KeepAlives
+	store StoreCounts
 }
 
-// serverHists reads a serverReading.
+// serverHists reads a serverReading: one read of /metrics, which at
+// 10,000 nodes costs the server about 0.2 CPU-s (round thirty-eight).
 func (r *run) serverHists(ctx context.Context) (serverReading, error) {
 	var sr serverReading
 	text, err := r.serverMetrics(ctx)
@@ -544,6 +546,7 @@ func (r *run) serverHists(ctx context.Context) (serverReading, error) {
 	sr.sched = ParseBuckets(text, "skiff_go_sched_latency_seconds")
 	sr.mem, sr.memOK = ParseServerMemory(text)
 	sr.keep = ParseKeepAlives(text)
+	sr.store = parseStoreCounts(text)
 	return sr, nil
 }
 
