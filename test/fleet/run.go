@@ -111,6 +111,10 @@ type Report struct {
 	SteadyMemory *ServerMemory
 	// SteadyKeepAlives is the watch streams' heartbeats over the window.
 	SteadyKeepAlives KeepAlives
+	// SteadyReopens is the shared streams their agents ended over the
+	// window (each one opened again at once: a watch on it ended, such
+	// as the pod watch's rotation).
+	SteadyReopens int
 	// Tunnels is the server's skiff_agent_tunnels at the window's end.
 	Tunnels int
 	// WatchStreams are the server's open watch streams at the window's
@@ -462,6 +466,7 @@ func (r *run) steady(ctx context.Context) error {
 	open := after.open
 	r.rep.Tunnels, r.rep.SharedStreams, r.rep.SingleStreams, r.rep.Watches = open[0], open[1], open[2], open[3]
 	r.rep.SteadyKeepAlives = after.keep.Since(before.keep)
+	r.rep.SteadyReopens = int(after.clientEnds - before.clientEnds)
 	if after.memOK {
 		r.rep.SteadyMemory = &after.mem
 	}
@@ -481,7 +486,7 @@ func (r *run) steady(ctx context.Context) error {
 	if m := r.rep.SteadyMemory; m != nil {
 		r.progress("steady: server memory at the window's end: %v", *m)
 	}
-	r.progress("steady: watch stream keep-alives over the window: %.0f sent, %.0f skipped", r.rep.SteadyKeepAlives.Sent, r.rep.SteadyKeepAlives.Skipped)
+	r.progress("steady: watch stream keep-alives over the window: %.0f sent, %.0f skipped; shared streams ended by their agents: %d", r.rep.SteadyKeepAlives.Sent, r.rep.SteadyKeepAlives.Skipped, r.rep.SteadyReopens)
 	r.progress("steady: %s; %d usage reports (each counts as a heartbeat) p50 %v p99 %v", r.rep.SlowBeats, r.rep.Reports, r.rep.ReportP50, r.rep.ReportP99)
 	r.progress("steady: goroutines' wait for a core p99.9 ≤ %v, p99.99 ≤ %v in the server (%.0f waits); p99.9 ≤ %v, p99.99 ≤ %v in this simulator (%.0f)",
 		serverSched.Quantile(0.999), serverSched.Quantile(0.9999), serverSched.Total(), simSched.Quantile(0.999), simSched.Quantile(0.9999), simSched.Total())
@@ -528,6 +533,8 @@ type serverReading struct {
 	memOK bool
 	keep  KeepAlives
 	store StoreCounts
+	// clientEnds is the shared streams ended by their client.
+	clientEnds float64
 }
 
 // serverHists reads a serverReading: one read of /metrics, which at
@@ -547,6 +554,7 @@ func (r *run) serverHists(ctx context.Context) (serverReading, error) {
 	sr.mem, sr.memOK = ParseServerMemory(text)
 	sr.keep = ParseKeepAlives(text)
 	sr.store = parseStoreCounts(text)
+	sr.clientEnds = ParseSample(text, "skiff_watch_stream_ends_total", `reason="client"`)
 	return sr, nil
 }
 
@@ -703,7 +711,7 @@ func (r Report) Summary() string {
 	if r.Beats > 0 {
 		fmt.Fprintf(&b, "steady: server CPU %.1f%% of a core, %v\n", r.SteadyCPU, r.Steady)
 		fmt.Fprintf(&b, "steady: RSS per agent %.0f KiB, %d agent tunnels open\n", float64(r.Steady.RSSKB)/float64(max(r.Agents, 1)), r.Tunnels)
-		fmt.Fprintf(&b, "steady: %d watches on %d shared and %d single watch streams; keep-alives %.0f sent, %.0f skipped\n", r.Watches, r.SharedStreams, r.SingleStreams, r.SteadyKeepAlives.Sent, r.SteadyKeepAlives.Skipped)
+		fmt.Fprintf(&b, "steady: %d watches on %d shared and %d single watch streams; keep-alives %.0f sent, %.0f skipped; %d shared streams ended by their agents\n", r.Watches, r.SharedStreams, r.SingleStreams, r.SteadyKeepAlives.Sent, r.SteadyKeepAlives.Skipped, r.SteadyReopens)
 		if r.SteadyMemory != nil {
 			fmt.Fprintf(&b, "steady: server memory at the window's end: %v\n", *r.SteadyMemory)
 		}
